@@ -1,0 +1,48 @@
+# Two commands for a fresh Linux or macOS machine with Python 3.10+:
+#   make lab    set up .venv (once) and open JupyterLab on notebooks/
+#   make test   set up .venv (once) and run every test, notebooks included
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The stamp file is newer than pyproject.toml once the install is done, so a
+# second `make lab` or `make test` goes straight to work.
+INSTALLED := $(VENV)/.clonelab-installed
+
+.PHONY: lab test test-browser test-colab notebooks stamp student links html benchmark clean
+
+$(INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -e ".[lab,test]"
+	touch $(INSTALLED)
+
+# The browser tests need playwright too; installed only when they are asked for.
+$(VENV)/.clonelab-browser: $(INSTALLED)
+	$(BIN)/python -m pip install -e ".[lab,test,browser]"
+	touch $@
+
+lab: $(INSTALLED)
+	$(BIN)/jupyter lab notebooks/
+
+test: $(INSTALLED)
+	$(BIN)/python -m pytest
+
+test-browser: $(VENV)/.clonelab-browser
+	$(BIN)/python -m pytest -m browser tests/browser
+
+test-colab: $(INSTALLED)
+	$(BIN)/python -m pytest -m colab tests/test_colab.py
+
+notebooks: $(INSTALLED)
+	$(BIN)/python tools/nbtool.py stamp
+	$(BIN)/python tools/nbtool.py execute
+	$(BIN)/python tools/nbtool.py student
+
+stamp student links html: $(INSTALLED)
+	$(BIN)/python tools/nbtool.py $@
+
+benchmark: $(INSTALLED)
+	$(BIN)/python benchmarks/memory_accuracy.py
+	$(BIN)/python benchmarks/clone_cost.py
+
+clean:
+	rm -rf site screenshots .pytest_cache

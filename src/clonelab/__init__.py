@@ -1,0 +1,74 @@
+"""clonelab: helpers for a notebook series on tensor memory, aliasing and clone().
+
+The public names are re-exported here and loaded lazily, so ``import clonelab``
+is cheap and works even before torch is installed (the environment check in
+notebook 00 relies on that).
+
+>>> import clonelab
+>>> clonelab.__version__
+'0.1.0'
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    # inspection
+    "describe": "inspection",
+    "shares_storage": "inspection",
+    "Table": "_table",
+    # op watching
+    "watch_ops": "watch",
+    # memory
+    "measure": "memory",
+    "saved_for_backward": "memory",
+    "saved_by_node": "memory",
+    "rss_line_profile": "memory",
+    # graphs
+    "draw_graph": "graphs",
+    "side_by_side": "graphs",
+    "draw_fallback": "graphs",
+    "dot_available": "graphs",
+    "install_hint": "graphs",
+    "graph_nodes": "graphs",
+    "GraphDrawing": "graphs",
+    "SideBySide": "graphs",
+    # models
+    "toy_residual": "models",
+    "BasicBlock": "models",
+    "Bottleneck": "models",
+    "PreActBlock": "models",
+    "ReluFirstBlock": "models",
+    "resnet": "models",
+    # data and training
+    "load_digits_tensors": "data",
+    "train": "train",
+    # pictures
+    "plot_storage": "plots",
+    "plot_history": "plots",
+    "plot_memory_comparison": "plots",
+    "storage_layout": "plots",
+    "format_bytes": "plots",
+    # exercises and the environment check
+    "check": "exercises",
+    "check_environment": "env",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'clonelab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"clonelab.{module}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -1,0 +1,104 @@
+"""The environment check that notebook 00 runs: OK or FAIL for everything the series needs."""
+
+from __future__ import annotations
+
+import importlib
+import platform
+import sys
+from dataclasses import dataclass
+
+# (import name, distribution name, lowest version we support, required?)
+PACKAGES = [
+    ("torch", "torch", "2.1", True),
+    ("torchviz", "torchviz", "0.0.2", True),
+    ("graphviz", "graphviz", "0.20", True),
+    ("numpy", "numpy", "1.24", True),
+    ("matplotlib", "matplotlib", "3.7", True),
+    ("memory_profiler", "memory-profiler", "0.61", True),
+    ("sklearn", "scikit-learn", "1.2", True),
+    ("tqdm", "tqdm", "4.64", True),
+    ("clonelab", "clonelab", "0.1", True),
+]
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("+")[0].split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+@dataclass
+class EnvReport:
+    """The lines of the check, each ``(status, what, detail)``; truthy when nothing required failed."""
+
+    lines: list[tuple[str, str, str]]
+
+    @property
+    def ok(self) -> bool:
+        return all(status != "FAIL" for status, what, _ in self.lines if what != "graphviz dot")
+
+    @property
+    def dot_ok(self) -> bool:
+        return any(what == "graphviz dot" and status == "OK" for status, what, _ in self.lines)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        return "\n".join(f"[{status:4}] {what:16} {detail}" for status, what, detail in self.lines)
+
+    __repr__ = __str__
+
+
+def check_environment(verbose: bool = True) -> EnvReport:
+    """Check Python, torch (and its devices), the graphviz ``dot`` binary and each package.
+
+    Prints one line per item (``[OK  ]`` / ``[FAIL]``), with an install hint for
+    anything missing, and returns an :class:`EnvReport`. The ``dot`` binary is
+    optional: without it the graphs fall back to matplotlib drawings.
+
+    >>> report = check_environment(verbose=False)
+    >>> report.ok
+    True
+    """
+    from clonelab.graphs import dot_available, install_hint
+
+    lines: list[tuple[str, str, str]] = []
+    py_ok = sys.version_info >= (3, 10)
+    lines.append(("OK" if py_ok else "FAIL", "python",
+                  f"{platform.python_version()}" + ("" if py_ok else " (the series needs 3.10 or newer)")))
+    for module, dist, lowest, _required in PACKAGES:
+        try:
+            mod = importlib.import_module(module)
+        except Exception as err:  # ImportError, or a broken install raising something else
+            lines.append(("FAIL", dist, f"not importable ({type(err).__name__}): pip install '{dist}>={lowest}'"))
+            continue
+        version = getattr(mod, "__version__", None)
+        if version is None:
+            from importlib.metadata import PackageNotFoundError, version as dist_version
+            try:
+                version = dist_version(dist)
+            except PackageNotFoundError:
+                version = "unknown"
+        too_old = version != "unknown" and _version_tuple(version) < _version_tuple(lowest)
+        detail = version + (f" (older than {lowest}: pip install -U '{dist}>={lowest}')" if too_old else "")
+        if module == "torch" and not too_old:
+            devices = ["cpu"]
+            if mod.cuda.is_available():
+                devices.append(f"cuda ({mod.cuda.get_device_name(0)})")
+            if getattr(mod.backends, "mps", None) is not None and mod.backends.mps.is_available():
+                devices.append("mps")
+            detail += f", devices: {', '.join(devices)}"
+        lines.append(("FAIL" if too_old else "OK", dist, detail))
+    if dot_available():
+        lines.append(("OK", "graphviz dot", "found: graphs render with torchviz"))
+    else:
+        lines.append(("FAIL", "graphviz dot", f"not on PATH; graphs fall back to matplotlib. {install_hint()}"))
+    report = EnvReport(lines)
+    if verbose:
+        print(report)
+    return report

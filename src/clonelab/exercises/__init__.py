@@ -1,0 +1,114 @@
+"""Exercise checks: ``check(exercise_id, answer)``.
+
+Each notebook's exercises live in a module of this package (``nb01``,
+``nb02`` ...) and register themselves with :func:`exercise`. A check accepts
+every correct answer, answers a wrong one with a hint, and never shows the
+solution. It prints its verdict and returns a :class:`Verdict`, which is
+truthy when the answer is right, so a solution cell can ``assert`` it.
+
+>>> from clonelab import check
+>>> bool(check("demo.1", 4))
+✓ demo.1: correct.
+True
+>>> bool(check("demo.1", 5))
+✗ demo.1: not yet. Hint: 2 + 2.
+False
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Any, Callable
+
+# exercise id -> (validator, hint). A validator returns True, False, or a string:
+# a more specific hint for this particular wrong answer.
+_REGISTRY: dict[str, tuple[Callable[[Any], bool | str], str]] = {}
+_loaded = False
+
+
+def exercise(exercise_id: str, hint: str):
+    """Register ``validator(answer)`` under ``exercise_id`` (used by the ``nbNN`` modules).
+
+    >>> @exercise("demo.2", hint="an even number")
+    ... def _(answer):
+    ...     return isinstance(answer, int) and answer % 2 == 0
+    """
+    def register(validator: Callable[[Any], bool | str]):
+        if exercise_id in _REGISTRY:
+            raise ValueError(f"exercise_id {exercise_id!r} is registered twice")
+        _REGISTRY[exercise_id] = (validator, hint)
+        return validator
+    return register
+
+
+@exercise("demo.1", hint="2 + 2")
+def _demo(answer):
+    return answer == 4 and not isinstance(answer, bool)
+
+
+def _load_all() -> None:
+    global _loaded
+    if not _loaded:
+        for info in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
+
+
+def exercise_ids() -> list[str]:
+    """Every registered exercise id."""
+    _load_all()
+    return sorted(_REGISTRY)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of :func:`check`: truthy when correct; ``message`` is what was printed."""
+
+    exercise_id: str
+    passed: bool
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return f"Verdict({self.exercise_id!r}, passed={self.passed})"
+
+    def _ipython_display_(self) -> None:
+        # check() already printed the message; showing the Verdict too would repeat it
+        pass
+
+
+def check(exercise_id: str, answer: Any) -> Verdict:
+    """Check ``answer`` for ``exercise_id``; print ✓ or a hint; return a truthy/falsy Verdict.
+
+    An answer left as ``...`` gets a reminder, not an error. A validator that
+    fails on an odd answer (wrong type, wrong shape) counts as "not yet".
+
+    >>> check("demo.1", ...).passed
+    … demo.1: no answer yet. Replace the ... with your answer.
+    False
+    """
+    if not isinstance(exercise_id, str):
+        raise TypeError(f"exercise_id must be a string such as '01.1', got {type(exercise_id).__name__}")
+    _load_all()
+    if exercise_id not in _REGISTRY:
+        raise ValueError(f"unknown exercise_id {exercise_id!r}; known ids: {', '.join(sorted(_REGISTRY))}")
+    validator, hint = _REGISTRY[exercise_id]
+    if answer is ...:
+        message = f"… {exercise_id}: no answer yet. Replace the ... with your answer."
+        print(message)
+        return Verdict(exercise_id, False, message)
+    try:
+        outcome = validator(answer)
+    except Exception as err:  # an answer of the wrong kind is wrong, not a crash
+        outcome = f"{hint} (your answer raised {type(err).__name__}: {err})"
+    if outcome is True:
+        message = f"✓ {exercise_id}: correct."
+    else:
+        specific = outcome if isinstance(outcome, str) else hint
+        message = f"✗ {exercise_id}: not yet. Hint: {specific}."
+    print(message)
+    return Verdict(exercise_id, outcome is True, message)

@@ -1,0 +1,106 @@
+"""Look inside tensors: which object, which storage, which version, which graph node.
+
+>>> import torch
+>>> from clonelab import describe, shares_storage
+>>> a = torch.arange(4.)
+>>> shares_storage(a, a.view(2, 2)), shares_storage(a, a.clone())
+(True, False)
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from clonelab._checks import require_tensor, storage_key
+from clonelab._table import Table
+
+COLUMNS = [
+    "name", "id", "data_ptr", "storage_ptr", "storage_bytes", "shares_storage_with",
+    "shape", "stride", "offset", "_version", "is_leaf", "requires_grad", "grad_fn", "grad",
+]
+
+
+def shares_storage(a, b) -> bool:
+    """True when ``a`` and ``b`` are backed by the same storage (the same bytes).
+
+    Views share storage with their base; ``clone()`` and out-of-place ops do not.
+    Works on every device, ``meta`` included.
+
+    >>> import torch
+    >>> x = torch.zeros(3)
+    >>> shares_storage(x, x[1:]), shares_storage(x, x + 0)
+    (True, False)
+    """
+    require_tensor(a, "a")
+    require_tensor(b, "b")
+    return storage_key(a) == storage_key(b)
+
+
+def _version(t) -> int | None:
+    try:
+        return t._version
+    except RuntimeError:  # inference tensors carry no version counter
+        return None
+
+
+def describe(*tensors, names: Sequence[str] | str | None = None) -> Table:
+    """A table of facts about each tensor: identity, storage, layout, autograd state.
+
+    ``id`` is the Python object; ``data_ptr`` is the first element's address;
+    ``storage_ptr``/``storage_bytes`` describe the whole buffer. Two names for the
+    same object show the same ``id``; a view shows another ``id`` on the same
+    storage; a clone shows new storage. ``shares_storage_with`` lists earlier rows
+    on the same storage. ``grad`` says whether ``.grad`` is set (and its values
+    when it has at most 4 elements); for a non-leaf it says ``(non-leaf)``, since
+    autograd does not fill ``.grad`` there.
+
+    >>> import torch
+    >>> a = torch.tensor([2., 3., 4.], requires_grad=True)
+    >>> t = describe(a, a.clone(), names="a b")
+    >>> t.column("grad_fn")
+    [None, 'CloneBackward0']
+    """
+    if not tensors:
+        raise TypeError("describe() needs at least one tensor")
+    if names is None:
+        names = [f"t{i}" for i in range(len(tensors))]
+    elif isinstance(names, str):
+        names = names.replace(",", " ").split()
+    else:
+        names = list(names)
+    if len(names) != len(tensors):
+        raise ValueError(f"names must give one name per tensor: {len(tensors)} tensors, {len(names)} names")
+    rows, seen = [], []  # seen: (storage key, tensor, name) of earlier rows
+    for name, t in zip(names, tensors):
+        require_tensor(t, f"tensor {name!r}")
+        key = storage_key(t)
+        # "a (same object)" when the earlier row is this very object, not a view
+        sharing = [n + (" (same object)" if o is t else "") for k, o, n in seen if k == key]
+        seen.append((key, t, name))
+        storage = t.untyped_storage()
+        grad = t.grad if t.is_leaf else None  # .grad of a non-leaf warns and is None
+        if not t.is_leaf:
+            grad_text = "(non-leaf)"  # PyTorch does not keep .grad here unless retain_grad()
+        elif grad is None:
+            grad_text = "None"
+        elif grad.numel() <= 4:
+            grad_text = str(grad.detach().tolist())
+        else:
+            grad_text = f"set {tuple(grad.shape)}"
+        rows.append([
+            name,
+            hex(id(t)),
+            hex(t.data_ptr()),
+            hex(storage.data_ptr()),
+            storage.nbytes(),
+            ", ".join(sharing) or "-",
+            tuple(t.shape),
+            tuple(t.stride()),
+            t.storage_offset(),
+            _version(t),
+            t.is_leaf,
+            t.requires_grad,
+            type(t.grad_fn).__name__ if t.grad_fn is not None else None,
+            grad_text,
+        ])
+    return Table(COLUMNS, rows)

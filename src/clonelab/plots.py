@@ -1,0 +1,729 @@
+"""Pictures for the series: names -> tensors -> storage, training curves, memory.
+
+Every figure is made with pyplot and closed before it is returned, so in
+Jupyter it shows once, as the value of the cell.
+
+>>> import torch
+>>> a = torch.arange(6.0)
+>>> layout = storage_layout({"a": a, "b": a, "d": a[1::2]})
+>>> layout.names
+{'a': 0, 'b': 0, 'd': 1}
+>>> layout.objects[1].elements
+(1, 3, 5)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:  # only for type hints: matplotlib is imported when a figure is drawn
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "StorageLayout",
+    "StorageRow",
+    "TensorObject",
+    "format_bytes",
+    "plot_history",
+    "plot_memory_comparison",
+    "plot_storage",
+    "storage_layout",
+]
+
+MAX_CELLS = 24  # storages up to this many elements are drawn cell by cell
+_MAX_EXACT = 4096  # tensors up to this many elements get their exact element set
+_MAX_OBJECTS = 20  # more tensor objects than this do not fit a readable figure
+
+
+# --------------------------------------------------------------------------
+# Small shared helpers
+# --------------------------------------------------------------------------
+
+
+def format_bytes(n: float) -> str:
+    """A byte count in binary units (B, KiB, MiB, GiB, TiB), as a short label.
+
+    >>> format_bytes(4), format_bytes(1536), format_bytes(-2**20), format_bytes(0)
+    ('4 B', '1.5 KiB', '-1 MiB', '0 B')
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Real):
+        raise TypeError(f"n must be a number of bytes; got {type(n).__name__}")
+    if not math.isfinite(n):
+        raise ValueError(f"n must be finite; got {n!r}")
+    sign = "-" if n < 0 else ""
+    value = abs(float(n))
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024:
+            break
+        value /= 1024
+    else:
+        unit = "TiB"
+    text = f"{value:.3g}" if value != int(value) else f"{int(value)}"
+    return f"{sign}{text} {unit}"
+
+
+def _as_floats(values: Any, argname: str) -> list[float]:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().reshape(-1).tolist()
+    elif hasattr(values, "tolist") and not isinstance(values, (str, bytes)):
+        values = values.tolist()  # a NumPy array
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(f"{argname} must be a sequence of numbers; got {type(values).__name__}")
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{argname}[{i}] must be a number; got {type(v).__name__} ({v!r})")
+        out.append(float(v))
+    if not out:
+        raise ValueError(f"{argname} must not be empty")
+    return out
+
+
+def _check_title(title: Any) -> None:
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be None or a str; got {type(title).__name__}")
+
+
+# --------------------------------------------------------------------------
+# names -> tensor objects -> storage
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorObject:
+    """One distinct tensor object, and where its elements live in its storage.
+
+    ``elements`` lists, in the tensor's own (row-major) element order, the
+    storage position of each element, in units of the storage's cells; it is
+    None for tensors too big to list. ``ranges`` are the covered cells as
+    ``[start, stop)`` runs; when ``exact`` is False only the span is known.
+
+    >>> import torch
+    >>> storage_layout({"t": torch.zeros(2, 3).t()}).objects[0].elements
+    (0, 3, 1, 4, 2, 5)
+    """
+
+    index: int
+    names: tuple[str, ...]
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    storage_offset: int
+    dtype: torch.dtype
+    storage: int
+    numel: int
+    elements: tuple[int, ...] | None
+    cells_per_element: int
+    ranges: tuple[tuple[int, int], ...]
+    exact: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageRow:
+    """One distinct storage: its size, how it is cut into cells, and its values.
+
+    Cells are elements of ``cell_dtype`` (the smallest dtype among the
+    tensors that use the storage). ``values`` holds short labels of the
+    cell values for small CPU/CUDA storages, and None otherwise.
+
+    >>> import torch
+    >>> storage_layout({"a": torch.arange(3.0)}).storages[0].values
+    ('0', '1', '2')
+    """
+
+    index: int
+    nbytes: int
+    cell_dtype: torch.dtype
+    n_cells: int
+    device: str
+    objects: tuple[int, ...]
+    values: tuple[str, ...] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageLayout:
+    """What :func:`plot_storage` draws, computed from the tensors themselves.
+
+    ``names`` maps each name to the index of its tensor object in
+    ``objects``; each object's ``storage`` indexes ``storages``.
+
+    >>> import torch
+    >>> a = torch.arange(6.0)
+    >>> lay = storage_layout({"a": a, "e": a.clone()})
+    >>> len(lay.objects), len(lay.storages)
+    (2, 2)
+    """
+
+    names: dict[str, int]
+    objects: tuple[TensorObject, ...]
+    storages: tuple[StorageRow, ...]
+
+
+def _storage_key(t: torch.Tensor) -> tuple:
+    # data_ptr() cannot tell storages apart when it is 0, which it is for
+    # every meta tensor and every empty storage. _cdata is the address of
+    # the C++ storage object itself, so it is unique while the storage lives.
+    storage = t.untyped_storage()
+    cdata = getattr(storage, "_cdata", None)
+    if cdata is not None:
+        return ("cdata", cdata)
+    return ("ptr", str(t.device), storage.data_ptr())
+
+
+def _element_positions(t: torch.Tensor) -> list[int]:
+    # offset + sum(index_k * stride_k), built one dimension at a time, so the
+    # cost follows numel and not the (possibly huge) span of the storage
+    pos = torch.full((), t.storage_offset(), dtype=torch.long)
+    for size, stride in zip(t.shape, t.stride()):
+        pos = pos.unsqueeze(-1) + torch.arange(size, dtype=torch.long) * stride
+    return pos.reshape(-1).tolist()
+
+
+def _is_dense(shape: Sequence[int], stride: Sequence[int]) -> bool:
+    # a permutation of a contiguous layout: covers its span with no gaps
+    expected = 1
+    for st, size in sorted((st, s) for s, st in zip(shape, stride) if s != 1):
+        if st != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _runs(cells: list[int]) -> tuple[tuple[int, int], ...]:
+    runs: list[list[int]] = []
+    for c in sorted(set(cells)):
+        if runs and c == runs[-1][1]:
+            runs[-1][1] = c + 1
+        else:
+            runs.append([c, c + 1])
+    return tuple((a, b) for a, b in runs)
+
+
+def _value_label(v: Any) -> str:
+    if isinstance(v, bool):
+        return "T" if v else "F"
+    if isinstance(v, float):
+        if v == int(v) and abs(v) < 1e5:
+            return str(int(v))
+        return f"{v:.3g}"
+    return str(v)
+
+
+def storage_layout(tensors: Mapping[str, torch.Tensor]) -> StorageLayout:
+    """Work out which names share a tensor object, and which objects share storage.
+
+    Objects are told apart by ``id()``, storages by the storage object
+    itself (this works for ``meta`` tensors too). For each object it lists
+    the storage cells its elements occupy, from its shape, stride and
+    storage offset.
+
+    >>> import torch
+    >>> a = torch.arange(6.0)
+    >>> lay = storage_layout({"a": a, "b": a, "c": a.view(2, 3), "d": a[1::2], "e": a.clone()})
+    >>> lay.names
+    {'a': 0, 'b': 0, 'c': 1, 'd': 2, 'e': 3}
+    >>> [o.storage for o in lay.objects]
+    [0, 0, 0, 1]
+    """
+    if not isinstance(tensors, Mapping):
+        raise TypeError(
+            "tensors must be a dict of name -> tensor, e.g. {'a': a, 'b': b}; "
+            f"got {type(tensors).__name__}"
+        )
+    if not tensors:
+        raise ValueError("tensors must name at least one tensor")
+    for name, t in tensors.items():
+        if not isinstance(name, str):
+            raise TypeError(f"tensors keys must be str names; got {name!r}")
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"tensors[{name!r}] must be a torch.Tensor; got {type(t).__name__}")
+        if t.layout != torch.strided:
+            raise ValueError(
+                f"tensors[{name!r}] has layout {t.layout}; only strided (ordinary) tensors "
+                "have one storage to draw"
+            )
+
+    # distinct objects, in order of first appearance; names grouped per object
+    obj_names: dict[int, list[str]] = {}
+    obj_tensor: dict[int, torch.Tensor] = {}
+    for name, t in tensors.items():
+        obj_names.setdefault(id(t), []).append(name)
+        obj_tensor[id(t)] = t
+    if len(obj_names) > _MAX_OBJECTS:
+        raise ValueError(
+            f"tensors holds {len(obj_names)} distinct tensor objects; at most {_MAX_OBJECTS} "
+            "fit in a readable picture"
+        )
+    storage_of: dict[tuple, list[int]] = {}
+    for oid, t in obj_tensor.items():
+        storage_of.setdefault(_storage_key(t), []).append(oid)
+
+    # storages in order of first appearance, and objects grouped by storage
+    # (so each storage's rows are drawn together)
+    order = [oid for oids in storage_of.values() for oid in oids]
+    obj_index = {oid: i for i, oid in enumerate(order)}
+    objects: list[TensorObject] = []
+    storages: list[StorageRow] = []
+    for s_index, oids in enumerate(storage_of.values()):
+        first = obj_tensor[oids[0]]
+        storage = first.untyped_storage()
+        cell_dtype = min((obj_tensor[o].dtype for o in oids),
+                         key=lambda dt: torch.empty(0, dtype=dt).element_size())
+        cell_bytes = torch.empty(0, dtype=cell_dtype).element_size()
+        n_cells = storage.nbytes() // cell_bytes
+        values = None
+        if n_cells <= MAX_CELLS and first.device.type != "meta":
+            with torch.no_grad():
+                flat = torch.empty(0, dtype=cell_dtype, device=first.device)
+                flat.set_(storage, 0, (n_cells,), (1,))
+                if not flat.is_complex():
+                    values = tuple(_value_label(v) for v in flat.cpu().tolist())
+        storages.append(StorageRow(s_index, storage.nbytes(), cell_dtype, n_cells,
+                                   str(first.device), tuple(obj_index[o] for o in oids), values))
+        for oid in oids:
+            t = obj_tensor[oid]
+            per = t.element_size() // cell_bytes  # cells per element of this tensor
+            numel = t.numel()
+            elements = None
+            if numel == 0:
+                ranges, exact, elements = (), True, ()
+            elif numel <= _MAX_EXACT:
+                elements = tuple(p * per for p in _element_positions(t))
+                ranges = _runs([e + k for e in elements for k in range(per)])
+                exact = True
+            else:
+                last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+                ranges = ((t.storage_offset() * per, (last + 1) * per),)
+                exact = _is_dense(t.shape, t.stride())
+            objects.append(TensorObject(
+                index=obj_index[oid], names=tuple(obj_names[oid]), shape=tuple(t.shape),
+                stride=tuple(t.stride()), storage_offset=t.storage_offset(), dtype=t.dtype,
+                storage=s_index, numel=numel, elements=elements, cells_per_element=per,
+                ranges=ranges, exact=exact,
+            ))
+    names = {name: obj_index[id(t)] for name, t in tensors.items()}
+    return StorageLayout(names, tuple(objects), tuple(storages))
+
+
+# Drawing: all sizes in inches. One axes fills the figure and its data units
+# are inches, so text (in points) and boxes scale together.
+_FIG_W = 10.0
+_MONO_CHAR = 0.6 / 72  # inches per point of font size, DejaVu Sans Mono
+_PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+            "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
+
+
+def _light(color: str, amount: float = 0.82) -> tuple[float, float, float]:
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(color)
+    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
+
+
+def _dtype_name(dt: torch.dtype) -> str:
+    return str(dt).removeprefix("torch.")
+
+
+def _tuple_text(t: Sequence[int]) -> str:
+    return "(" + ", ".join(str(v) for v in t) + ("," if len(t) == 1 else "") + ")"
+
+
+def plot_storage(tensors: Mapping[str, torch.Tensor], *, title: str | None = None) -> Figure:
+    """Draw Python names -> tensor objects -> storage, from the tensors themselves.
+
+    Left: the names. Middle: one box per distinct tensor object (names bound
+    to the same object point to one box) with its shape, stride, storage
+    offset and dtype. Right: one strip per distinct storage; each object's
+    row marks the storage elements it covers, numbered in the object's own
+    element order (so ``x.t()`` or ``x[:, 1]`` shows its stride).
+
+    >>> import torch
+    >>> a = torch.arange(6.0)
+    >>> fig = plot_storage({"a": a, "b": a, "c": a.view(2, 3), "d": a[1::2], "e": a.clone()})
+    >>> len(fig.axes)
+    1
+    """
+    _check_title(title)
+    layout = storage_layout(tensors)
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+    # --- sizes
+    name_font, box_font = 11.0, 9.0
+    name_w = max(len(n) for n in layout.names) * name_font * _MONO_CHAR + 0.3
+    name_h, name_step = 0.3, 0.4
+    box_lines = [
+        [f"shape   {_tuple_text(o.shape)}", f"stride  {_tuple_text(o.stride)}",
+         f"offset  {o.storage_offset}", f"dtype   {_dtype_name(o.dtype)}"]
+        for o in layout.objects
+    ]
+    box_w = max(max(len(s) for s in lines) for lines in box_lines) * box_font * _MONO_CHAR + 0.3
+    box_w = max(box_w, 1.7)
+    line_h = 1.35 * box_font / 72
+    box_h = 0.26 + 4 * line_h + 0.12  # header band, four lines, padding
+
+    name_w = max(name_w, 0.6)
+    name_col = max(name_w, 1.15)  # wide enough for its column header
+    x_name = 0.2 + (name_col - name_w) / 2
+    x_obj = 0.2 + name_col + 0.5
+    x_store = x_obj + box_w + 0.75
+    # as wide as the storages need (at most half an inch a cell), within 10 in
+    need = max(s.n_cells * 0.5 if 0 < s.n_cells <= MAX_CELLS else 5.0 for s in layout.storages)
+    store_w = min(_FIG_W - 0.3 - x_store, need)
+    fig_w = max(x_store + store_w + 0.3, 7.5)
+
+    row_h = {o.index: max(box_h, len(o.names) * name_step) + 0.28 for o in layout.objects}
+    strip_h, header_h, index_h, storage_gap = 0.38, 0.32, 0.22, 0.3
+    top = 0.55 + 0.4  # title, column headers
+    foot = 0.55
+    height = top + foot + sum(
+        header_h + strip_h + index_h + sum(row_h[i] for i in s.objects) + storage_gap
+        for s in layout.storages
+    ) - storage_gap
+
+    fig = plt.figure(figsize=(fig_w, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, fig_w)
+    ax.set_ylim(0, height)
+    ax.set_axis_off()
+
+    fig.suptitle("names \u2192 tensor objects \u2192 storage" if title is None else title,
+                 fontsize=14, y=1 - 0.12 / height, va="top")
+    y_cols = height - 0.7
+    for x, w, text in ((0.2, name_col, "Python names"), (x_obj, box_w, "tensor objects"),
+                       (x_store, store_w, "storages (memory)")):
+        ax.text(x + w / 2, y_cols, text, ha="center", va="center", fontsize=10,
+                color="#555555", style="italic")
+
+    color = {o.index: _PALETTE[o.index % len(_PALETTE)] for o in layout.objects}
+    y = height - top
+    for s in layout.storages:
+        # --- the storage header and its strip of cells
+        cell_mode = s.n_cells <= MAX_CELLS and s.n_cells > 0
+        dev = "" if s.device == "cpu" else f" on {s.device}"
+        ax.text(x_store, y - header_h / 2,
+                f"storage {s.index}: {s.n_cells:,} \u00d7 {_dtype_name(s.cell_dtype)}"
+                f" = {format_bytes(s.nbytes)}{dev}",
+                ha="left", va="center", fontsize=10, fontweight="bold", color="#333333")
+        y -= header_h
+        strip_top = y
+        cell_w = min(0.5, store_w / max(s.n_cells, 1)) if cell_mode else 0.0
+        if cell_mode:
+            fits = s.values is not None and all(
+                len(v) * 8 * _MONO_CHAR < cell_w * 0.9 for v in s.values)
+            for c in range(s.n_cells):
+                cx = x_store + c * cell_w
+                ax.add_patch(Rectangle((cx, y - strip_h), cell_w, strip_h, facecolor="#f2f2f2",
+                                       edgecolor="#555555", lw=0.8))
+                if fits:
+                    ax.text(cx + cell_w / 2, y - strip_h / 2, s.values[c], ha="center",
+                            va="center", fontsize=8, family="monospace")
+                ax.text(cx + cell_w / 2, y - strip_h - 0.1, str(c), ha="center", va="center",
+                        fontsize=6.5, color="#777777")
+            # name the two rows of numbers, in the empty space left of the strip
+            if fits:
+                ax.text(x_store - 0.08, y - strip_h / 2, "values", ha="right", va="center",
+                        fontsize=7, color="#777777", style="italic")
+            ax.text(x_store - 0.08, y - strip_h - 0.1, "positions", ha="right", va="center",
+                    fontsize=7, color="#777777", style="italic")
+        else:
+            ax.add_patch(Rectangle((x_store, y - strip_h), store_w, strip_h,
+                                   facecolor="#f2f2f2", edgecolor="#555555", lw=0.8))
+            for frac, label, ha in ((0, "0", "left"), (1, f"{s.n_cells:,}", "right")):
+                ax.text(x_store + frac * store_w, y - strip_h - 0.1, label, ha=ha,
+                        va="center", fontsize=6.5, color="#777777")
+        strip = Rectangle((x_store, y - strip_h), cell_w * s.n_cells if cell_mode else store_w,
+                          strip_h, fill=False, lw=1.2, edgecolor="#333333")
+        strip.set_gid(f"storage-{s.index}")
+        ax.add_patch(strip)
+        y -= strip_h + index_h
+
+        # --- one row per tensor object using this storage
+        for i in s.objects:
+            o = layout.objects[i]
+            cy = y - row_h[i] / 2
+            col = color[i]
+            # the object box
+            bx, by = x_obj, cy - box_h / 2
+            box = FancyBboxPatch((bx, by), box_w, box_h, boxstyle="round,pad=0,rounding_size=0.06",
+                                 facecolor=_light(col, 0.88), edgecolor=col, lw=1.4)
+            box.set_gid(f"object-{o.index}")
+            ax.add_patch(box)
+            ax.add_patch(Rectangle((bx, by + box_h - 0.26), box_w, 0.26, facecolor=col,
+                                   edgecolor="none"))
+            ax.text(bx + box_w / 2, by + box_h - 0.13, f"tensor object {o.index}",
+                    ha="center", va="center", fontsize=9, color="white", fontweight="bold")
+            ax.text(bx + 0.14, by + box_h - 0.26 - 0.06, "\n".join(box_lines[i]),
+                    ha="left", va="top", fontsize=box_font, family="monospace",
+                    linespacing=1.35)
+            # the names, stacked around the row centre, each with an arrow
+            n = len(o.names)
+            for k, name in enumerate(o.names):
+                ny = cy + (n - 1 - 2 * k) * name_step / 2
+                ax.add_patch(FancyBboxPatch((x_name, ny - name_h / 2), name_w, name_h,
+                                            boxstyle="round,pad=0,rounding_size=0.08",
+                                            facecolor="white", edgecolor="#333333", lw=1.0))
+                ax.text(x_name + name_w / 2, ny, name, ha="center", va="center",
+                        fontsize=name_font, family="monospace", fontweight="bold")
+                ax.add_patch(FancyArrowPatch((x_name + name_w, ny),
+                                             (x_obj, cy + (ny - cy) * 0.35),
+                                             arrowstyle="-|>", mutation_scale=12,
+                                             color="#333333", lw=1.1, shrinkA=2, shrinkB=1))
+            # the arrow to the storage, and the object's track under the strip
+            ax.add_patch(FancyArrowPatch((bx + box_w, cy), (x_store - 0.04, cy),
+                                         arrowstyle="-|>", mutation_scale=12, color=col,
+                                         lw=1.4, shrinkA=1, shrinkB=0))
+            _draw_track(ax, o, s, cy, x_store, store_w, cell_w, strip_top - strip_h, col)
+            y -= row_h[i]
+        y -= storage_gap
+
+    ax.text(0.25, 0.3,
+            "Grey numbers under a storage: where each element sits in memory.\n"
+            "Numbers in the coloured marks: the tensor's own element order (row-major).",
+            ha="left", va="center", fontsize=8, color="#555555", linespacing=1.4)
+    plt.close(fig)  # the returned Figure displays once, as the cell's value
+    return fig
+
+
+def _draw_track(ax: Axes, o: TensorObject, s: StorageRow, cy: float, x0: float,
+                store_w: float, cell_w: float, strip_bottom: float, col: str) -> None:
+    from matplotlib.patches import FancyBboxPatch, Rectangle
+
+    mark_h = 0.28
+    if cell_w:  # one mark per covered cell, numbered in the tensor's own order
+        span = cell_w * s.n_cells
+        ax.plot([x0, x0 + span], [cy, cy], color=_light(col, 0.5), lw=1.0, zorder=1)
+        for c in range(s.n_cells):  # faint guides down from the cells
+            cx = x0 + (c + 0.5) * cell_w
+            ax.plot([cx, cx], [cy + mark_h / 2, strip_bottom - 0.2], color="#dddddd",
+                    lw=0.6, zorder=0)
+        where: dict[int, list[int]] = {}
+        for logical, cell in enumerate(o.elements or ()):
+            where.setdefault(cell, []).append(logical)
+        for cell, logicals in where.items():
+            w = cell_w * o.cells_per_element
+            ax.add_patch(FancyBboxPatch(
+                (x0 + cell * cell_w + 0.1 * cell_w, cy - mark_h / 2), w - 0.2 * cell_w, mark_h,
+                boxstyle="round,pad=0,rounding_size=0.05", facecolor=col, edgecolor="none",
+                zorder=2))
+            label = str(logicals[0]) if len(logicals) == 1 else f"\u00d7{len(logicals)}"
+            ax.text(x0 + cell * cell_w + w / 2, cy, label, ha="center", va="center",
+                    fontsize=7 if len(label) < 3 else 6, color="white", fontweight="bold",
+                    zorder=3)
+        return
+    # a long storage: a bar with the covered ranges
+    ax.plot([x0, x0 + store_w], [cy, cy], color=_light(col, 0.5), lw=1.0, zorder=1)
+    scale = store_w / max(s.n_cells, 1)
+    for start, stop in o.ranges:
+        ax.add_patch(Rectangle(
+            (x0 + start * scale, cy - mark_h / 2), max((stop - start) * scale, 0.02), mark_h,
+            facecolor=col if o.exact else _light(col, 0.6), edgecolor=col,
+            hatch=None if o.exact else "////", lw=0.8, zorder=2))
+    covered = sum(b - a for a, b in o.ranges) if o.exact else None
+    note = (f"{covered:,} of {s.n_cells:,} elements" if covered is not None
+            else f"strided: {o.numel:,} elements spread over this span")
+    ax.text(x0 + store_w, cy - mark_h / 2 - 0.06, note, ha="right", va="top", fontsize=7,
+            color=col)
+
+
+# --------------------------------------------------------------------------
+# Training curves
+# --------------------------------------------------------------------------
+
+
+def plot_history(histories: Mapping[str, Any], *, title: str | None = None) -> Figure:
+    """Training loss per step (log scale) and test accuracy per epoch, per variant.
+
+    Each value needs ``step_loss`` (a loss per step) and ``test_acc`` (a
+    fraction in 0..1 per epoch), like ``clonelab.train``'s ``History``;
+    ``time_s`` and ``peak_bytes``, when present, go into the legend.
+    Identical curves stay visible: later variants are drawn dashed on top.
+
+    >>> from types import SimpleNamespace as H
+    >>> fig = plot_history({"alias": H(step_loss=[2.3, 1.1, 0.4], test_acc=[0.8, 0.9])})
+    >>> [ax.get_ylabel() for ax in fig.axes]
+    ['training loss (log scale)', 'test accuracy (%)']
+    """
+    if not isinstance(histories, Mapping):
+        raise TypeError(
+            "histories must be a dict of name -> History, e.g. {'alias': h1, 'clone': h2}; "
+            f"got {type(histories).__name__}"
+        )
+    if not histories:
+        raise ValueError("histories must hold at least one history")
+    _check_title(title)
+    rows = []
+    for name, h in histories.items():
+        if not isinstance(name, str):
+            raise TypeError(f"histories keys must be str names; got {name!r}")
+        for attr in ("step_loss", "test_acc"):
+            if not hasattr(h, attr):
+                raise TypeError(
+                    f"histories[{name!r}] has no attribute {attr!r}; pass History objects "
+                    "from clonelab.train (step_loss, test_acc, ...)"
+                )
+        loss = _as_floats(h.step_loss, f"histories[{name!r}].step_loss")
+        acc = _as_floats(h.test_acc, f"histories[{name!r}].test_acc")
+        if any(not 0.0 <= a <= 1.0 for a in acc):
+            raise ValueError(
+                f"histories[{name!r}].test_acc must hold fractions in 0..1 (not percent); "
+                f"got {acc}"
+            )
+        extras = []
+        for attr, fmt in (("time_s", lambda v: f"{v:.1f} s"),
+                          ("peak_bytes", lambda v: f"peak {format_bytes(v)}")):
+            v = getattr(h, attr, None)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise TypeError(f"histories[{name!r}].{attr} must be a number or None; got {v!r}")
+            if math.isfinite(v):
+                extras.append(fmt(v))
+        rows.append((name, loss, acc, extras))
+
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator, PercentFormatter
+
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4.4))
+    styles = ["-", "--", ":", "-."]
+    for k, (name, loss, acc, extras) in enumerate(rows):
+        color = _PALETTE[k % len(_PALETTE)]
+        # later curves thinner and dashed, on top, so equal curves both show
+        style = dict(color=color, ls=styles[k % len(styles)], lw=max(2.4 - 0.6 * k, 1.0),
+                     zorder=2 + k)
+        steps = range(1, len(loss) + 1)
+        ax_loss.plot(steps, loss, **style, alpha=0.9)
+        epochs = range(1, len(acc) + 1)
+        label = f"{name}: {100 * acc[-1]:.1f}% test" + "".join(f", {e}" for e in extras)
+        ax_acc.plot(epochs, [100 * a for a in acc], marker="o", ms=6 - k, **style, label=label)
+    ax_loss.set_yscale("log")
+    ax_loss.set_xlabel("training step")
+    ax_loss.set_ylabel("training loss (log scale)")
+    ax_loss.set_title("training loss per step")
+    ax_acc.set_xlabel("epoch")
+    ax_acc.set_ylabel("test accuracy (%)")
+    ax_acc.set_title("test accuracy per epoch")
+    ax_acc.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax_acc.yaxis.set_major_formatter(PercentFormatter(decimals=0))
+    for ax in (ax_loss, ax_acc):
+        ax.grid(True, which="major", alpha=0.3)
+    fig.suptitle("Training history" if title is None else title, fontsize=13)
+    fig.legend(loc="lower center", ncol=min(len(rows), 2), fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.06 + 0.05 * ((len(rows) - 1) // 2), 1, 1))
+    plt.close(fig)
+    return fig
+
+
+# --------------------------------------------------------------------------
+# Exact bytes vs RSS
+# --------------------------------------------------------------------------
+
+
+def _byte_ticks(lo: float, hi: float, step: int) -> list[float]:
+    ticks, t = [], 1.0
+    while t <= hi * 1.0001:
+        if t >= lo * 0.9999:
+            ticks.append(t)
+        t *= step
+    return ticks
+
+
+def plot_memory_comparison(
+    sizes_bytes: Sequence[float],
+    exact_bytes: Sequence[float],
+    rss_bytes: Sequence[float],
+    *,
+    title: str | None = None,
+) -> Figure:
+    """Plot, per tensor size, the exact cost of a clone and the RSS delta that was seen.
+
+    ``sizes_bytes`` are the tensor sizes (``x.nbytes``), ``exact_bytes`` the
+    bytes the allocator really handed out for the clone, and ``rss_bytes``
+    the change in process RSS that ``memory_profiler`` reported (which can be
+    0 or negative). The y axis is symmetric-log so zero and negative deltas
+    are shown, not hidden; the dotted line is y = x.
+
+    >>> fig = plot_memory_comparison([4, 4096, 4 * 2**20], [4, 4096, 4 * 2**20], [0, -2**20, 5 * 2**20])
+    >>> fig.axes[0].get_xscale(), fig.axes[0].get_yscale()
+    ('log', 'symlog')
+    """
+    sizes = _as_floats(sizes_bytes, "sizes_bytes")
+    exact = _as_floats(exact_bytes, "exact_bytes")
+    rss = _as_floats(rss_bytes, "rss_bytes")
+    _check_title(title)
+    if not len(sizes) == len(exact) == len(rss):
+        raise ValueError(
+            "sizes_bytes, exact_bytes and rss_bytes must have the same length; got "
+            f"{len(sizes)}, {len(exact)} and {len(rss)}"
+        )
+    if any(not (math.isfinite(s) and s > 0) for s in sizes):
+        raise ValueError("sizes_bytes must all be positive byte counts")
+    if any(not (math.isfinite(e) and e >= 0) for e in exact):
+        raise ValueError("exact_bytes must all be byte counts >= 0")
+    if any(not math.isfinite(r) for r in rss):
+        raise ValueError("rss_bytes must all be finite (0 and negative deltas are fine)")
+
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    fig, ax = plt.subplots(figsize=(9, 6))
+    lo, hi = min(sizes), max(sizes)
+    ref = [lo / 2, hi * 2]
+    ax.plot(ref, ref, ls=":", color="#888888", lw=1.2, label="y = x (what a clone costs)",
+            zorder=1)
+    ax.plot(sizes, exact, "-o", color=_PALETTE[0], lw=2, ms=5,
+            label="exact count: bytes allocated", zorder=3)
+    pos = [(s, r) for s, r in zip(sizes, rss) if r > 0]
+    zero = [s for s, r in zip(sizes, rss) if r == 0]
+    neg = [(s, r) for s, r in zip(sizes, rss) if r < 0]
+    if pos:
+        ax.plot(*zip(*pos), "s", color=_PALETTE[1], ms=7, alpha=0.85,
+                label="memory_profiler: RSS delta", zorder=4)
+    if zero:
+        ax.plot(zero, [0] * len(zero), "o", mfc="white", mec=_PALETTE[1], mew=1.6, ms=8,
+                label="RSS delta = 0 (nothing seen)", zorder=4)
+    if neg:
+        ax.plot(*zip(*neg), "v", color=_PALETTE[4], ms=8,
+                label="RSS delta < 0 (it shrank)", zorder=4)
+
+    ax.set_xscale("log")
+    # symlog: logarithmic above 1 byte in size, linear through 0, mirrored below
+    ax.set_yscale("symlog", linthresh=1.0, linscale=0.6)
+    ax.set_xlim(lo / 2, hi * 2)
+    ymax = max(max(exact), max(rss), hi) * 4
+    ymin = min(rss + [0.0])
+    ax.set_ylim(ymin * 4 if ymin < 0 else -0.8, ymax)
+
+    fmt = FuncFormatter(lambda v, _: format_bytes(v) if v else "0")
+    ax.xaxis.set_major_locator(FixedLocator(_byte_ticks(lo / 2, hi * 2, 32)))
+    ax.xaxis.set_minor_locator(FixedLocator(_byte_ticks(lo / 2, hi * 2, 2)))
+    ax.xaxis.set_major_formatter(fmt)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    # 1 B and -1 B would crowd the label 0, so the major ticks start at 1 KiB
+    up = _byte_ticks(1024, ymax, 1024)
+    down = [-t for t in _byte_ticks(1024, -ymin * 4, 1024)] if ymin < 0 else []
+    ax.yaxis.set_major_locator(FixedLocator(sorted(down + [0.0] + up)))
+    minor_up = _byte_ticks(1, ymax, 32)
+    minor_down = [-t for t in _byte_ticks(1, -ymin * 4, 32)] if ymin < 0 else []
+    ax.yaxis.set_minor_locator(FixedLocator(minor_down + minor_up))
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.axhline(0, color="#444444", lw=0.8, zorder=2)
+
+    ax.set_xlabel("tensor size (bytes, log scale)")
+    ax.set_ylabel("memory increase reported (bytes, symlog scale)")
+    ax.set_title("What does a clone cost? Exact count vs RSS delta"
+                 if title is None else title)
+    ax.grid(True, which="major", alpha=0.3)
+    # below the axes: inside, it would hide points wherever it went
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=9,
+              frameon=False)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

@@ -1,0 +1,31 @@
+"""Every docstring example in the package runs and prints what it says."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import clonelab
+
+MODULES = sorted(
+    info.name for info in pkgutil.walk_packages(clonelab.__path__, "clonelab.")
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{name}: {result.failed} docstring example(s) failed"
+
+
+def test_every_public_name_has_a_docstring_with_an_example():
+    for name in clonelab.__all__:
+        if name == "__version__":
+            continue
+        obj = getattr(clonelab, name)
+        doc = obj.__doc__ or ""
+        assert ">>>" in doc, f"clonelab.{name} has no example in its docstring"

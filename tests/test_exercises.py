@@ -1,0 +1,37 @@
+"""The exercise checker, and every registered exercise against its right and wrong answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from clonelab import check
+from clonelab.exercises import Verdict, exercise_ids
+
+
+def test_right_wrong_and_missing_answers(capsys):
+    assert check("demo.1", 4)
+    assert "✓" in capsys.readouterr().out
+    verdict = check("demo.1", 5)
+    assert not verdict and isinstance(verdict, Verdict)
+    out = capsys.readouterr().out
+    assert "Hint: 2 + 2" in out and "4" not in out.replace("demo.1", "")
+    assert not check("demo.1", ...)
+    assert "no answer yet" in capsys.readouterr().out
+
+
+def test_an_answer_that_breaks_the_validator_is_wrong_not_a_crash(capsys):
+    assert not check("demo.1", object())
+
+
+def test_unknown_id_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown exercise_id 'nope'; known ids: "):
+        check("nope", 1)
+    with pytest.raises(TypeError, match="exercise_id must be a string"):
+        check(1, 1)
+
+
+def test_ids_are_unique_and_named_by_notebook():
+    ids = exercise_ids()
+    assert len(ids) == len(set(ids))
+    for i in ids:
+        assert i.split(".")[0] in {"demo", "quiz"} or i.split(".")[0].isdigit(), i

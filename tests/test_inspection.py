@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from clonelab import describe, shares_storage
+
+
+def test_describe_reports_the_blog_posts_clone_test():
+    a = torch.tensor([2.0, 3.0, 4.0], requires_grad=True)
+    a.grad = torch.tensor([1.0, 2.0, 3.0])
+    b = a.clone()
+    c = a
+    t = describe(a, b, c, names="a b c")
+    rows = {r["name"]: r for r in t}
+    assert rows["a"]["id"] == rows["c"]["id"] != rows["b"]["id"]
+    assert rows["a"]["data_ptr"] == rows["c"]["data_ptr"] != rows["b"]["data_ptr"]
+    assert rows["b"]["grad_fn"] == "CloneBackward0" and rows["a"]["grad_fn"] is None
+    assert rows["a"]["grad"] == "[1.0, 2.0, 3.0]" and rows["b"]["grad"] == "(non-leaf)"
+    assert rows["b"]["is_leaf"] is False and rows["b"]["requires_grad"] is True
+    assert rows["c"]["shares_storage_with"] == "a (same object)"
+    assert rows["b"]["shares_storage_with"] == "-"
+
+
+def test_describe_layout_of_a_view():
+    x = torch.arange(12.0).view(3, 4)
+    col = x[:, 1]
+    row = describe(col, names=["col"]).records()[0]
+    assert row["shape"] == (3,) and row["stride"] == (4,) and row["offset"] == 1
+    assert row["storage_bytes"] == 48
+
+
+def test_describe_renders_text_and_html():
+    t = describe(torch.zeros(2), names=["z"])
+    assert "storage_bytes" in str(t) and "<table>" in t._repr_html_()
+
+
+def test_describe_names_default_and_from_list():
+    t = describe(torch.zeros(1), torch.ones(1))
+    assert t.column("name") == ["t0", "t1"]
+    assert describe(torch.zeros(1), names=["only"]).column("name") == ["only"]
+
+
+def test_describe_meta_and_inference_tensors():
+    m = torch.empty(2, 3, device="meta")
+    assert describe(m, m.t(), names="m mt").column("shares_storage_with") == ["-", "m"]
+    with torch.inference_mode():
+        i = torch.ones(2)
+    assert describe(i).column("_version") == [None]
+
+
+def test_describe_errors_name_the_argument():
+    with pytest.raises(TypeError, match="tensor 'x' must be a torch.Tensor, got list"):
+        describe([1, 2], names=["x"])
+    with pytest.raises(ValueError, match="names must give one name per tensor"):
+        describe(torch.zeros(1), names="a b")
+    with pytest.raises(TypeError, match="at least one tensor"):
+        describe()
+
+
+def test_shares_storage():
+    x = torch.arange(6.0)
+    assert shares_storage(x, x)
+    assert shares_storage(x, x.view(2, 3)) and shares_storage(x, x[::2]) and shares_storage(x, x.detach())
+    assert not shares_storage(x, x.clone()) and not shares_storage(x, x + 0)
+    m = torch.empty(3, device="meta")
+    assert shares_storage(m, m[1:]) and not shares_storage(m, torch.empty(3, device="meta"))
+    with pytest.raises(TypeError, match="b must be a torch.Tensor"):
+        shares_storage(x, 3)

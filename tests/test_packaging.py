@@ -1,0 +1,79 @@
+"""The ways to install the series agree with each other."""
+
+from __future__ import annotations
+
+import re
+
+import clonelab
+from conftest import ROOT
+
+# conda-forge name -> PyPI name, where they differ
+CONDA_TO_PYPI = {"pytorch": "torch", "python-graphviz": "graphviz", "memory_profiler": "memory-profiler"}
+NOT_PACKAGES = {"python", "pip", "graphviz"}  # the interpreter, the installer, the `dot` binary
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[ ;#]", requirement.strip(), maxsplit=1)[0].lower()
+
+
+def _pyproject_names() -> set[str]:
+    text = (ROOT / "pyproject.toml").read_text()
+    names = set()
+    for block in re.findall(r"^(?:dependencies|lab|test) = \[(.*?)^\]", text, re.S | re.M):
+        names |= {_name(r) for r in re.findall(r'"([^"]+)"', block)}
+    return names
+
+
+def _environment_names() -> set[str]:
+    names = set()
+    text = (ROOT / "environment.yml").read_text()
+    for line in text.split("\ndependencies:", 1)[1].splitlines():
+        m = re.match(r"^\s+- (?!-e )([A-Za-z0-9_.-]+)", line)
+        if m and not line.strip().startswith("- pip:"):
+            name = m.group(1).lower()
+            if name not in NOT_PACKAGES:
+                names.add(CONDA_TO_PYPI.get(name, name))
+    return names
+
+
+def test_environment_yml_and_pyproject_name_the_same_packages():
+    assert _pyproject_names() == _environment_names()
+    assert {"torch", "torchviz", "graphviz", "matplotlib", "memory-profiler", "scikit-learn", "tqdm",
+            "setuptools", "jupyterlab", "pytest", "nbclient", "nbformat", "hypothesis"} <= _pyproject_names()
+
+
+def test_dependencies_are_lower_bounds_not_pins():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert "==" not in text
+    assert "==" not in (ROOT / "environment.yml").read_text()
+
+
+def test_version_has_one_source():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in text and 'attr = "clonelab.__version__"' in text
+    assert re.fullmatch(r"\d+\.\d+\.\d+", clonelab.__version__)
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in readme
+    assert re.search(r"^make test\b", ci, re.M), ".ci/run must run `make test`, the README's command"
+    assert "torch==2.13.0" in ci and "apt-get install -y graphviz" in ci
+
+
+def test_import_is_light():
+    import subprocess
+    import sys
+
+    code = "import sys, clonelab; print(sorted(m for m in ('torch', 'matplotlib', 'sklearn', 'torchviz') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_unknown_public_name_is_a_clear_error():
+    import pytest
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        clonelab.nope  # noqa: B018
+    assert set(clonelab.__all__) <= set(dir(clonelab)) | {"__version__"}

@@ -1,0 +1,85 @@
+"""The committed notebooks, as a reader meets them: structure, fresh outputs, no leaks."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+
+import nbtool
+from conftest import ROOT, notebook_paths
+
+PATHS = notebook_paths()
+MACHINE_PATH = re.compile(r"(/root/|/home/\w|/tmp/|/work/|/Users/|[A-Z]:\\\\Users\\\\|site-packages)")
+
+
+def test_series_is_numbered_from_00_without_gaps():
+    numbers = [int(p.name[:2]) for p in PATHS]
+    assert numbers == list(range(len(numbers))), numbers
+    assert len(numbers) >= 1
+
+
+@pytest.fixture(params=PATHS, ids=lambda p: p.name)
+def nb(request):
+    return request.param, nbformat.read(request.param, as_version=4)
+
+
+def test_opens_with_title_badge_setup_and_objectives(nb):
+    path, book = nb
+    cells = book.cells
+    assert cells[0].cell_type == "markdown" and cells[0].source.startswith("# "), "first cell: an H1 title"
+    assert cells[1].source.startswith(nbtool.HEADER_MARK), "second cell: the stamped header"
+    assert "colab.research.google.com/github/" in cells[1].source and path.name in cells[1].source
+    assert cells[2].cell_type == "code" and cells[2].source == nbtool.setup_source(), "third cell: the setup cell, as stamped"
+    objectives = next((c for c in cells[3:6] if c.cell_type == "markdown" and "## Learning objectives" in c.source), None)
+    assert objectives is not None, "a '## Learning objectives' cell right after the setup cell"
+    bullets = [line for line in objectives.source.splitlines() if line.startswith("- ")]
+    assert 2 <= len(bullets) <= 4, f"2-4 learning objectives, found {len(bullets)}"
+
+
+def test_ends_with_summary_and_navigation(nb):
+    path, book = nb
+    assert book.cells[-1].source.startswith(nbtool.NAV_MARK)
+    assert any(c.cell_type == "markdown" and c.source.startswith("## Summary") for c in book.cells[-3:]), \
+        "a '## Summary' cell just before the navigation"
+
+
+def test_executed_top_to_bottom_in_one_kernel(nb):
+    path, book = nb
+    code = [c for c in book.cells if c.cell_type == "code" and c.source.strip()]
+    counts = [c.execution_count for c in code]
+    assert counts == list(range(1, len(code) + 1)), f"execution counts {counts}: run `make notebooks`"
+
+
+def test_no_errors_leaks_or_eval(nb):
+    path, book = nb
+    for i, cell in enumerate(book.cells):
+        if cell.cell_type != "code":
+            continue
+        assert not re.search(r"\beval\(|\bexec\(", cell.source), f"cell {i} uses eval/exec"
+        for out in cell.outputs:
+            assert out.output_type != "error", f"cell {i} has an error output"
+            text = json.dumps(out)
+            assert not MACHINE_PATH.search(text), f"cell {i} output shows a machine path: {MACHINE_PATH.search(text).group(0)}"
+            if out.output_type == "stream" and out.name == "stderr":
+                assert "Traceback" not in out.text, f"cell {i} printed a traceback"
+
+
+def test_code_cells_have_outputs_where_they_print(nb):
+    """A committed notebook shows its results: most code cells have output."""
+    path, book = nb
+    code = [c for c in book.cells if c.cell_type == "code"]
+    with_output = [c for c in code if c.outputs]
+    assert len(with_output) >= len(code) // 3, "outputs look stripped: run `make notebooks`"
+
+
+def test_solution_cells_follow_an_exercise(nb):
+    path, book = nb
+    for i, cell in enumerate(book.cells):
+        if nbtool.SOLUTION_TAG in cell.metadata.get("tags", []):
+            assert cell.cell_type == "code"
+            assert "check(" in cell.source, f"solution cell {i} must assert its check(...)"
+            earlier = "\n".join(c.source for c in book.cells[max(0, i - 3):i])
+            assert "check(" in earlier, f"solution cell {i}: the exercise cell before it must call check(...)"

@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""Maintenance for the notebook series. Every subcommand can be run again and again.
+
+    python tools/nbtool.py stamp            # badge, setup cell, navigation, contents
+    python tools/nbtool.py execute [NB...]  # run notebooks in place, each in a fresh kernel
+    python tools/nbtool.py links            # check relative links and image paths
+    python tools/nbtool.py student          # workshop/student/ copies: no outputs, no solutions
+    python tools/nbtool.py html             # static HTML edition in site/
+
+The stamped cells are found by markers (like PythonDataScienceHandbook's
+tools/add_navigation.py), so re-stamping replaces them instead of adding more.
+The repository URL comes from one place: [project.urls] in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import html
+import re
+import sys
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+STUDENT = ROOT / "workshop" / "student"
+SITE = ROOT / "site"
+
+HEADER_MARK = "<!-- clonelab:header -->"
+NAV_MARK = "<!-- clonelab:nav -->"
+SETUP_MARK = "# clonelab:setup"
+CONTENTS_START = "<!-- clonelab:contents -->"
+CONTENTS_END = "<!-- /clonelab:contents -->"
+SOLUTION_TAG = "solution"
+NB_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
+
+
+def repo_url() -> str:
+    """[project.urls] Repository in pyproject.toml (read with a regex: tomllib needs Python 3.11)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    return re.search(r'^Repository = "([^"]+)"', text, re.M).group(1).rstrip("/")
+
+
+def package_version() -> str:
+    text = (ROOT / "src" / "clonelab" / "__init__.py").read_text()
+    return re.search(r'^__version__ = "([^"]+)"', text, re.M).group(1)
+
+
+def notebook_paths(folder: Path = NOTEBOOKS) -> list[Path]:
+    return sorted(p for p in folder.glob("*.ipynb") if NB_NAME.match(p.name))
+
+
+def read(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+def write(nb, path: Path) -> bool:
+    """Write only when the content changed, so a second run touches nothing."""
+    text = nbformat.writes(nb) + "\n"
+    if path.exists() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
+
+
+def title_of(nb) -> str:
+    first = nb.cells[0] if nb.cells else None
+    if first is None or first.cell_type != "markdown" or not first.source.startswith("# "):
+        raise SystemExit("every notebook must start with a markdown cell whose first line is '# Title'")
+    return first.source.splitlines()[0][2:].strip()
+
+
+def colab_url(name: str, folder: str = "notebooks") -> str:
+    path = urlparse(repo_url()).path.strip("/")
+    return f"https://colab.research.google.com/github/{path}/blob/main/{folder}/{name}"
+
+
+def git_source() -> str:
+    return f"git+{repo_url()}"
+
+
+def setup_source() -> str:
+    version = package_version()
+    return f'''{SETUP_MARK} (stamped by tools/nbtool.py: edit the template there, not here)
+# On Colab this installs the helper package (with torchviz); elsewhere it only imports it.
+import os, subprocess, sys
+try:
+    import google.colab  # noqa: F401  (importable only on Colab)
+    IN_COLAB = True
+except ImportError:
+    IN_COLAB = False
+if IN_COLAB:
+    source = os.environ.get("CLONELAB_SOURCE", "{git_source()}")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
+import clonelab
+print(f"clonelab {{clonelab.__version__}}" + (" (installed for Colab)" if IN_COLAB else ""))
+if clonelab.__version__ != "{version}":
+    print("This notebook was written for clonelab {version}. Update the package: "
+          "on Colab, Runtime > Restart session, then run this cell again; "
+          "in a clone of the repository, `git pull` and `pip install -e .`.")'''
+
+
+def header_source(index: int, total: int, name: str, folder: str = "notebooks") -> str:
+    badge = f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(name, folder)})"
+    return f"{HEADER_MARK}\n{badge}\n\nPart {index} of {total - 1} · [Contents](00_start_here.ipynb)"
+
+
+def nav_source(paths: list[Path], titles: list[str], i: int) -> str:
+    parts = []
+    if i > 0:
+        parts.append(f"← Previous: [{titles[i - 1]}]({paths[i - 1].name})")
+    parts.append("[Contents](00_start_here.ipynb)")
+    if i < len(paths) - 1:
+        parts.append(f"Next: [{titles[i + 1]}]({paths[i + 1].name}) →")
+    return f"{NAV_MARK}\n---\n" + " · ".join(parts)
+
+
+def contents_table(paths: list[Path], titles: list[str], link_prefix: str = "") -> str:
+    rows = [CONTENTS_START, "", "| # | Notebook | Open in Colab |", "|---|---|---|"]
+    for p, t in zip(paths, titles):
+        rows.append(f"| {p.name[:2]} | [{t}]({link_prefix}{p.name}) | "
+                    f"[![Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(p.name)}) |")
+    rows += ["", CONTENTS_END]
+    return "\n".join(rows)
+
+
+def replace_between_markers(text: str, block: str) -> str:
+    pattern = re.compile(re.escape(CONTENTS_START) + r".*?" + re.escape(CONTENTS_END), re.S)
+    if not pattern.search(text):
+        return text
+    return pattern.sub(lambda _: block, text)
+
+
+def _is_marked(cell, mark: str) -> bool:
+    return cell.source.startswith(mark)
+
+
+def _put(nb, index: int, cell_id: str, kind: str, source: str) -> None:
+    """Place a stamped cell at ``index``: keep the existing one (and its outputs) if unchanged."""
+    existing = next((c for c in nb.cells if c.get("id") == cell_id), None)
+    if existing is not None:
+        nb.cells.remove(existing)
+        if existing.source == source and existing.cell_type == kind:
+            nb.cells.insert(index if index >= 0 else len(nb.cells), existing)
+            return
+    cell = (nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell)(source)
+    cell["id"] = cell_id
+    if index < 0:
+        nb.cells.append(cell)
+    else:
+        nb.cells.insert(index, cell)
+
+
+def stamp() -> int:
+    paths = notebook_paths()
+    nbs = [read(p) for p in paths]
+    titles = [title_of(nb) for nb in nbs]
+    changed = 0
+    for i, (path, nb) in enumerate(zip(paths, nbs)):
+        # drop stray marked cells (moved or duplicated by hand) before placing ours
+        for mark, cid in ((HEADER_MARK, "clonelab-header"), (SETUP_MARK, "clonelab-setup"), (NAV_MARK, "clonelab-nav")):
+            nb.cells = [c for c in nb.cells if not _is_marked(c, mark) or c.get("id") == cid]
+        _put(nb, 1, "clonelab-header", "markdown", header_source(i, len(paths), path.name))
+        _put(nb, 2, "clonelab-setup", "code", setup_source())
+        _put(nb, -1, "clonelab-nav", "markdown", nav_source(paths, titles, i))
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and CONTENTS_START in cell.source:
+                cell.source = replace_between_markers(cell.source, contents_table(paths, titles))
+        changed += write(nb, path)
+    readme = ROOT / "README.md"
+    if readme.exists():
+        text = readme.read_text()
+        new = replace_between_markers(text, contents_table(paths, titles, "notebooks/"))
+        if new != text:
+            readme.write_text(new)
+            changed += 1
+    print(f"stamp: {changed} file(s) changed")
+    return 0
+
+
+def execute(names: list[str], timeout: int = 300) -> int:
+    from nbclient import NotebookClient
+
+    paths = [p for p in notebook_paths() if not names or p.name in names or p.stem in names or p.name[:2] in names]
+    if names and not paths:
+        raise SystemExit(f"no notebook matches {names}")
+    total = 0.0
+    for path in paths:
+        nb = read(path)
+        start = time.perf_counter()
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                       resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+        seconds = time.perf_counter() - start
+        total += seconds
+        nb.metadata.pop("widgets", None)
+        write(nb, path)
+        print(f"{path.name}: {seconds:.1f} s")
+    print(f"total: {total:.1f} s")
+    return 0
+
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|<img[^>]*\bsrc=\"([^\"]+)\"")
+
+
+def relative_targets(text: str) -> list[str]:
+    found = []
+    for m in LINK.finditer(text):
+        target = m.group(1) or m.group(2)
+        if urlparse(target).scheme or target.startswith(("#", "mailto:")):
+            continue
+        found.append(unquote(target.split("#")[0]))
+    return [t for t in found if t]
+
+
+def documents() -> list[tuple[Path, str]]:
+    docs = []
+    for path in notebook_paths() + notebook_paths(STUDENT):
+        nb = read(path)
+        docs.append((path, "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")))
+    for md in [ROOT / "README.md", *sorted((ROOT / "workshop").glob("*.md"))]:
+        if md.exists():
+            docs.append((md, md.read_text()))
+    return docs
+
+
+def broken_links() -> list[str]:
+    problems = []
+    for path, text in documents():
+        for target in relative_targets(text):
+            if not (path.parent / target).exists():
+                problems.append(f"{path.relative_to(ROOT)}: {target}")
+    return problems
+
+
+def links() -> int:
+    problems = broken_links()
+    for p in problems:
+        print("broken link:", p)
+    print(f"links: {len(problems)} broken")
+    return 1 if problems else 0
+
+
+def student_copy(nb, name: str):
+    """Outputs cleared, solution cells removed, everything else kept."""
+    copy_ = copy.deepcopy(nb)
+    copy_.cells = [c for c in copy_.cells if SOLUTION_TAG not in c.metadata.get("tags", [])]
+    for cell in copy_.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        if cell.get("id") == "clonelab-header":
+            cell.source = cell.source.replace(colab_url(name), colab_url(name, "workshop/student"))
+    copy_.metadata["clonelab"] = {"generated_from": f"notebooks/{name}",
+                                  "note": "generated by tools/nbtool.py student; edit the notebook, not this copy"}
+    return copy_
+
+
+def _is_generated(path: Path) -> bool:
+    try:
+        return "generated_from" in read(path).metadata.get("clonelab", {})
+    except Exception:
+        return False
+
+
+def student() -> int:
+    STUDENT.mkdir(parents=True, exist_ok=True)
+    wanted = {}
+    for path in notebook_paths():
+        wanted[path.name] = student_copy(read(path), path.name)
+    changed = 0
+    for name, nb in wanted.items():
+        target = STUDENT / name
+        if target.exists() and not _is_generated(target):
+            raise SystemExit(f"refusing to overwrite {target.relative_to(ROOT)}: it was not generated by this tool")
+        changed += write(nb, target)
+    for path in STUDENT.glob("*.ipynb"):  # copies of notebooks that no longer exist
+        if path.name not in wanted and _is_generated(path):
+            path.unlink()
+            changed += 1
+    print(f"student: {changed} file(s) changed")
+    return 0
+
+
+def build_html(out: Path | None = None) -> int:
+    """The static HTML edition in ``out`` (default site/): one page per notebook and index.html.
+
+    The folder stands on its own: links between notebooks point at their pages, images in
+    markdown are embedded, and other relative links (to files of the repository, e.g.
+    ../workshop/README.md) point at the repository online.
+    """
+    from nbconvert import HTMLExporter
+
+    out = SITE if out is None else Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = notebook_paths()
+    pages = {p.name for p in paths}
+    exporter = HTMLExporter(template_name="lab", embed_images=True)
+    attribute = re.compile(r'\b(href|src)="([^"]*)"')
+
+    def site_link(match: re.Match, folder: Path) -> str:
+        name, value = match.group(1), match.group(2)
+        raw = html.unescape(value)
+        if not raw or urlparse(raw).scheme or raw.startswith(("#", "/")):
+            return match.group(0)
+        target, sep, rest = raw.partition("#")
+        where = (folder / unquote(target.split("?")[0])).resolve()
+        if where.parent == folder.resolve() and where.name in pages:
+            new = f"{where.stem}.html" + sep + rest
+        else:
+            try:
+                relative = where.relative_to(ROOT).as_posix()
+            except ValueError:
+                return match.group(0)
+            if not where.exists():
+                return match.group(0)  # `nbtool.py links` reports it
+            new = f"{repo_url()}/{'tree' if where.is_dir() else 'blob'}/main/{relative}" + sep + rest
+        return f'{name}="{html.escape(new, quote=True)}"'
+
+    items = []
+    for path in paths:
+        nb = read(path)
+        body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"path": str(path.parent),
+                                                                          "name": path.stem}})
+        body = attribute.sub(lambda m: site_link(m, path.parent), body)
+        (out / f"{path.stem}.html").write_text(body)
+        items.append(f'<li><a href="{path.stem}.html">{html.escape(title_of(nb))}</a></li>')
+    (out / "index.html").write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>clonelab</title></head><body>"
+        "<h1>Clone or alias? Tensor memory, mutability and residual connections in PyTorch</h1>"
+        f"<ol start='0'>{''.join(items)}</ol></body></html>")
+    try:
+        shown = out.resolve().relative_to(ROOT)
+    except ValueError:
+        shown = out
+    print(f"html: {len(paths)} pages and index.html in {shown}/")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("stamp", help="stamp badges, setup cells, navigation and contents")
+    ex = sub.add_parser("execute", help="execute notebooks in place in fresh kernels")
+    ex.add_argument("notebooks", nargs="*", help="names like 01 or 01_clone_or_assign (default: all)")
+    ex.add_argument("--timeout", type=int, default=300, help="seconds per cell")
+    sub.add_parser("links", help="check relative links and image paths")
+    sub.add_parser("student", help="generate workshop/student/ copies")
+    sub.add_parser("html", help="build the static HTML edition in site/")
+    args = parser.parse_args(argv)
+    if args.command == "stamp":
+        return stamp()
+    if args.command == "execute":
+        return execute(args.notebooks, args.timeout)
+    if args.command == "links":
+        return links()
+    if args.command == "student":
+        return student()
+    return build_html()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
