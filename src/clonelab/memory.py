@@ -235,8 +235,15 @@ def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
 
     Uses ``torch.autograd.graph.saved_tensors_hooks``: autograd calls our pack
     hook for every tensor it keeps. We record it and hand it back unchanged, so
-    the run is not altered. Storages are counted once each, since two saved
+    the values are not altered. Storages are counted once each, since two saved
     tensors on one storage keep one buffer alive.
+
+    Two things to know. Python numbers that an op wraps as 0-d tensors (the
+    ``2`` in ``x * 2``) are saved without passing through the hooks, so they
+    are not counted. And autograd skips its in-place version check for tensors
+    packed by hooks: a graph built inside this function will not raise the
+    "modified by an inplace operation" error. Use it to count, not to test
+    in-place safety.
 
     >>> import torch
     >>> x = torch.randn(100, requires_grad=True)

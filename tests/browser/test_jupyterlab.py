@@ -133,18 +133,19 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, i):
     code = [c for c in committed.cells if c.cell_type == "code"]
     needs_count = [bool(c.source.strip()) for c in code]  # JupyterLab does not number empty cells
 
+    import time; t0 = time.monotonic(); T = lambda m: print(f'{path.stem[:2]} {m} {time.monotonic()-t0:.1f}')
     try:
         page.goto(lab.notebook_url(path.name, workspace=f"test-{path.stem}"))
         page.locator(PANEL).wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
-        _dismiss_dialogs(page)
+        T('panel'); _dismiss_dialogs(page)
         page.wait_for_function(KERNEL_IDLE_JS, timeout=LOAD_TIMEOUT_MS)
 
         # start from blank prompts, so that the counts and figures seen below are this run's
-        _click_menu(page, "Edit", "editmenu:clear-all")
+        T('kernel'); _click_menu(page, "Edit", "editmenu:clear-all")
         page.wait_for_function(f"() => ({PROMPTS_JS})().every(p => !/\\d/.test(p))", timeout=10_000)
-        _click_menu(page, "Run", "runmenu:run-all")
+        T('cleared'); _click_menu(page, "Run", "runmenu:run-all")
         page.wait_for_function(RUN_DONE_JS, arg=needs_count, timeout=RUN_TIMEOUT_MS)
-        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_TIMEOUT_MS)
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_TIMEOUT_MS); T('ran')
         try:
             page.wait_for_function(IMAGES_SETTLED_JS, timeout=10_000)
         except Exception:
@@ -152,7 +153,7 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, i):
         cells = page.evaluate(CELLS_JS)
     finally:
         _screenshot(page, screenshots / f"{path.stem}.png")
-        lab.shutdown_kernels_of(path.name)
+        T('shot'); lab.shutdown_kernels_of(path.name); T('shutdown')
 
     name = path.name
     page_errors = f"\n(page errors: {page.problems})" if page.problems else ""
