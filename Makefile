@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # second `make lab` or `make test` goes straight to work.
 INSTALLED := $(VENV)/.clonelab-installed
 
-.PHONY: lab test test-browser test-colab notebooks stamp student links html benchmark clean
+.PHONY: lab test test-browser test-colab notebooks stamp student links html timings benchmark clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ notebooks: $(INSTALLED)
 
 stamp student links html: $(INSTALLED)
 	$(BIN)/python tools/nbtool.py $@
+
+# A markdown table of measured run times and suggested workshop minutes (for workshop/README.md).
+timings: $(INSTALLED)
+	$(BIN)/python tools/nbtool.py timings
 
 benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/memory_accuracy.py

@@ -40,16 +40,39 @@ def _same_storage_via_base(x, y):
     return root_x.untyped_storage().data_ptr() == root_y.untyped_storage().data_ptr()
 
 
+def _same_storage_object_via_base(x, y):
+    root_x = x if x._base is None else x._base
+    root_y = y if y._base is None else y._base
+    return root_x.untyped_storage() is root_y.untyped_storage()
+
+
 @pytest.mark.parametrize("answer", [
-    lambda x, y: x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr(),
+    lambda x, y: x.untyped_storage() is y.untyped_storage(),
+    lambda x, y: id(x.untyped_storage()) == id(y.untyped_storage()),
     shares_storage,
     _same_storage_via_cdata,
+    _same_storage_object_via_base,
+])
+def test_02_2_accepts_every_storage_comparison(answer, capsys):
+    assert check("02.2", answer)
+
+
+def test_02_2_storage_pointers_really_are_zero_without_memory():
+    """The premise of the exercise's edge cases, on this torch."""
+    assert torch.empty(0).untyped_storage().data_ptr() == 0
+    assert torch.empty(3, device="meta").untyped_storage().data_ptr() == 0
+
+
+@pytest.mark.parametrize("answer", [
+    lambda x, y: x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr(),
     _same_storage_via_base,
     lambda x, y: x.data_ptr() - x.storage_offset() * x.element_size()
     == y.data_ptr() - y.storage_offset() * y.element_size(),
 ])
-def test_02_2_accepts_every_storage_comparison(answer, capsys):
-    assert check("02.2", answer)
+def test_02_2_storage_pointers_fail_only_on_the_pointerless_cases(answer, capsys):
+    assert not check("02.2", answer)
+    out = capsys.readouterr().out
+    assert "pointer 0" in out and "untyped_storage().data_ptr()" not in out
 
 
 @pytest.mark.parametrize("answer, says", [

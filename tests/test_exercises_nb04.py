@@ -25,53 +25,58 @@ def test_04_1_hints_do_not_reveal_the_number(capsys):
     assert "2" not in out.replace("04.1", "")
 
 
-def _iadd(out, identity):
-    out += identity
-
-
-def _iadd_return(out, identity):
-    out += identity
-    return out
-
-
-def _slice_iadd(out, identity):
-    out[:] += identity
-
-
 @pytest.mark.parametrize("answer", [
-    _iadd,
-    _iadd_return,
-    lambda out, identity: out.add_(identity),
-    lambda out, identity: torch.add(out, identity, out=out),
-    lambda out, identity: out.add_(identity, alpha=1),
-    _slice_iadd,
+    "BCDFG", "bcdfg", "B, C, D, F, G", "GFDCB", {"B", "C", "D", "F", "G"}, ["B", "C", "D", "F", "G"],
+    ("b", "c", "d", "f", "g"), frozenset("BCDFG"),
 ])
 def test_04_2_right(answer):
     assert check("04.2", answer)
 
 
-def _rebind(out, identity):
-    out = out + identity
-    return out
-
-
-def _slice_assign(out, identity):
-    out[:] = out + identity
-
-
-@pytest.mark.parametrize("answer", [
-    _rebind,
-    lambda out, identity: out + identity,
-    lambda out, identity: out.copy_(out + identity),   # right values, but a temporary
-    _slice_assign,
-    lambda out, identity: out.sub_(identity),
-    lambda out, identity: identity.add_(out),
-    lambda out, identity: out.add_(identity).clone(),
-    lambda out, identity: None,
-    "out += identity",
+@pytest.mark.parametrize("answer, says", [
+    ("ABCDFG", "moves the name"),
+    ("BCDFGH", "clone has its own memory"),
+    ("BCDEFG", "returns a new tensor"),
+    ("BCF", "shares x's memory"),
+    ("BCDF", "shares x's memory"),
+    ("CDFG", "augmented assignment"),
+    ("", "shares x's memory"),
+    ("BCDFGX", "letters from A to H"),
+    (5, "letters from A to H"),
+    (["B", 1], "letters from A to H"),
 ])
-def test_04_2_wrong(answer):
+def test_04_2_wrong(answer, says, capsys):
     assert not check("04.2", answer)
+    out = capsys.readouterr().out
+    assert says in out
+    assert "BCDFG" not in out and "B, C, D" not in out
+
+
+def test_04_2_answer_is_computed_by_running_the_lines():
+    from clonelab.exercises.nb04 import lines_that_write
+
+    assert lines_that_write() == {"B", "C", "D", "F", "G"}
+
+
+def test_04_2_line_texts_match_the_functions_and_the_notebook():
+    """The text of each line does what its function does, and the notebook shows exactly these lines."""
+    import nbformat
+
+    from clonelab.exercises.nb04 import LINES
+    from conftest import ROOT
+
+    for letter, (text, line) in LINES.items():
+        by_text = torch.tensor([[1.0, -2.0], [3.0, -4.0]])
+        by_function = by_text.clone()
+        namespace = {"torch": torch, "x": by_text}
+        exec(text, namespace)  # our own fixed strings: checks that the text and the function agree
+        line(by_function)
+        assert torch.equal(by_text, by_function), letter
+        assert by_text._version == by_function._version, letter
+    nb = nbformat.read(ROOT / "notebooks" / "04_inplace_and_mutability.ipynb", as_version=4)
+    task = next(c.source for c in nb.cells if c.cell_type == "markdown" and "Exercise 04.2" in c.source)
+    for letter, (text, _) in LINES.items():
+        assert f"| {letter} | `{text}` |" in task, letter
 
 
 @pytest.mark.parametrize("answer", [

@@ -67,3 +67,12 @@ def test_shares_storage():
     assert shares_storage(m, m[1:]) and not shares_storage(m, torch.empty(3, device="meta"))
     with pytest.raises(TypeError, match="b must be a torch.Tensor"):
         shares_storage(x, 3)
+
+
+def test_describe_columns_pick_and_order():
+    a = torch.zeros(2)
+    t = describe(a, a[1:], names="a v", columns=["storage_ptr", "offset"])
+    assert t.columns == ["name", "storage_ptr", "offset"]
+    assert t.column("offset") == [0, 1] and len(set(t.column("storage_ptr"))) == 1
+    with pytest.raises(ValueError, match="columns must be names from"):
+        describe(a, columns="idd")

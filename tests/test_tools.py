@@ -82,3 +82,50 @@ def test_repository_url_lives_in_pyproject_only():
     assert url.startswith("https://github.com/")
     for path in ROOT.glob("tools/*.py"):
         assert url not in path.read_text(), f"{path.name} repeats the repository URL"
+
+
+def test_timings_counts_and_formula_on_a_notebook_object():
+    """`nbtool.py timings`: what it counts in a notebook, and the formula it turns that into (no kernel)."""
+    v4 = nbformat.v4
+    nb = v4.new_notebook(cells=[
+        v4.new_markdown_cell("# 99 · A title\n\nTwo sentences [with a link](elsewhere.ipynb) here."),
+        v4.new_markdown_cell(f"{nbtool.HEADER_MARK}\nbadge words are not read"),
+        v4.new_code_cell(f"{nbtool.SETUP_MARK}\nimport clonelab"),
+        v4.new_markdown_cell("| a | b |\n|---|---|\n| `x = 1` | - |\n<!-- a comment -->"),
+        v4.new_code_cell("x = 1"),
+        v4.new_code_cell("   "),
+        v4.new_code_cell("answer = ...\ncheck('09.1', answer)"),
+        v4.new_code_cell("answer = 1\nassert check('09.1', answer)", metadata={"tags": ["solution"]}),
+        v4.new_code_cell("answer = 2\nassert check(\"quiz.1\", answer)", metadata={"tags": ["solution"]}),
+        v4.new_markdown_cell(f"{nbtool.NAV_MARK}\n---\nnavigation words"),
+    ])
+    counts = nbtool.workshop_counts(nb)
+    # "99", "A", "title", "Two", "sentences", "[with", "a", "link]", "here." + "a", "b", "`x", "1`"
+    assert counts == {"words": 13, "code_cells": 2, "exercises": 1, "quiz": 1}
+    # 13/120 + 0.25*2 + 2*30/60 + 6 + 3 + 5 = 15.61 minutes, rounded up to 20
+    assert nbtool.suggested_minutes(counts, run_seconds=30.0) == 20
+    assert nbtool.suggested_minutes({"words": 0, "code_cells": 0, "exercises": 0, "quiz": 0}, 0.0) == 5
+    table = nbtool.timings_table([("99_a_title.ipynb", 30.0, counts), ("98_b.ipynb", 0.0, counts)])
+    assert "| 99_a_title | 30.0 | 13 | 2 | 1 | 1 | 20 |" in table
+    # the second notebook, with no run time, takes 14.61 minutes: 15
+    assert table.splitlines()[-1] == "| **total** | 30.0 | 26 | 4 | 2 | 2 | **35** (0 h 35 min) |"
+    assert str(nbtool.READ_WPM) in nbtool.TIMINGS_FORMULA
+
+
+def test_sections_named_in_the_workshop_guide_exist():
+    """workshop/README.md sends readers to '[notebook NN](../notebooks/...), section *Heading*': the heading must exist."""
+    import re
+
+    guide = ROOT / "workshop" / "README.md"
+    reference = re.compile(r"\[notebook \d\d\]\(\.\./notebooks/([^)#]+)\), sections? ((?:\*[^*]+\*(?:,? and |, )?)+)")
+    missing, found = [], 0
+    for match in reference.finditer(guide.read_text()):
+        nb = nbformat.read(ROOT / "notebooks" / match.group(1), as_version=4)
+        headings = {line.lstrip("#").strip() for c in nb.cells if c.cell_type == "markdown"
+                    for line in c.source.splitlines() if line.startswith("#")}
+        for heading in re.findall(r"\*([^*]+)\*", match.group(2)):
+            found += 1
+            if heading not in headings:
+                missing.append(f"{match.group(1)}: {heading}")
+    assert found >= 10, "the guide should name the sections that take each misconception apart"
+    assert missing == [], f"workshop/README.md names sections that do not exist: {missing}"

@@ -6,6 +6,7 @@
     python tools/nbtool.py links            # check relative links and image paths
     python tools/nbtool.py student          # workshop/student/ copies: no outputs, no solutions
     python tools/nbtool.py html             # static HTML edition in site/
+    python tools/nbtool.py timings [NB...]  # run time, exercises, words: suggested workshop minutes
 
 The stamped cells are found by markers (like PythonDataScienceHandbook's
 tools/add_navigation.py), so re-stamping replaces them instead of adding more.
@@ -36,6 +37,7 @@ SETUP_MARK = "# clonelab:setup"
 CONTENTS_START = "<!-- clonelab:contents -->"
 CONTENTS_END = "<!-- /clonelab:contents -->"
 SOLUTION_TAG = "solution"
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 NB_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
 
 
@@ -164,10 +166,17 @@ def stamp() -> int:
         # drop stray marked cells (moved or duplicated by hand) before placing ours
         for mark, cid in ((HEADER_MARK, "clonelab-header"), (SETUP_MARK, "clonelab-setup"), (NAV_MARK, "clonelab-nav")):
             nb.cells = [c for c in nb.cells if not _is_marked(c, mark) or c.get("id") == cid]
+        # a kernelspec, so JupyterLab starts Python without asking; no editor leftovers
+        nb.metadata["kernelspec"] = dict(KERNELSPEC)
+        nb.metadata.pop("jupytext", None)
         _put(nb, 1, "clonelab-header", "markdown", header_source(i, len(paths), path.name))
         _put(nb, 2, "clonelab-setup", "code", setup_source())
         _put(nb, -1, "clonelab-nav", "markdown", nav_source(paths, titles, i))
         for cell in nb.cells:
+            if SOLUTION_TAG in cell.metadata.get("tags", []):
+                # JupyterLab shows a collapsed input until the reader clicks it,
+                # so the answer is not read by accident right below the exercise
+                cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
             if cell.cell_type == "markdown" and CONTENTS_START in cell.source:
                 cell.source = replace_between_markers(cell.source, contents_table(paths, titles))
         changed += write(nb, path)
@@ -182,24 +191,120 @@ def stamp() -> int:
     return 0
 
 
-def execute(names: list[str], timeout: int = 300) -> int:
-    from nbclient import NotebookClient
-
+def select(names: list[str]) -> list[Path]:
+    """The notebooks named like 01, 01_clone_or_assign or 01_clone_or_assign.ipynb (all if none)."""
     paths = [p for p in notebook_paths() if not names or p.name in names or p.stem in names or p.name[:2] in names]
     if names and not paths:
         raise SystemExit(f"no notebook matches {names}")
+    return paths
+
+
+def run_in_fresh_kernel(nb, timeout: int = 300) -> float:
+    """Run every cell of ``nb`` (in memory: nothing is written) in a new kernel; return the seconds taken."""
+    from nbclient import NotebookClient
+
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    return time.perf_counter() - start
+
+
+def execute(names: list[str], timeout: int = 300) -> int:
     total = 0.0
-    for path in paths:
+    for path in select(names):
         nb = read(path)
-        start = time.perf_counter()
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
-                       resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
-        seconds = time.perf_counter() - start
+        seconds = run_in_fresh_kernel(nb, timeout)
         total += seconds
         nb.metadata.pop("widgets", None)
         write(nb, path)
         print(f"{path.name}: {seconds:.1f} s")
     print(f"total: {total:.1f} s")
+    return 0
+
+
+# Workshop minutes for one notebook. workshop/README.md states this formula and pastes the table.
+READ_WPM = 120            # markdown words a minute: technical prose, read with the predictions it asks for
+MIN_PER_CODE_CELL = 0.25  # read a code cell, run it, look at its output
+RUN_FACTOR = 2            # each second of computing counts twice: people wait, then read what came out
+MIN_PER_EXERCISE = 6      # an exercise: try, check, read the hint, try again
+MIN_PER_QUIZ = 3          # a quiz question: recall and check; no new code to write
+DISCUSSION_MIN = 5        # per notebook: questions, and the summary together
+ROUND_TO = 5              # a schedule is made of 5-minute blocks
+TIMINGS_FORMULA = (f"suggested minutes = markdown words / {READ_WPM} + {MIN_PER_CODE_CELL} × code cells "
+                   f"+ {RUN_FACTOR} × run time + {MIN_PER_EXERCISE} × exercises + {MIN_PER_QUIZ} × quiz questions "
+                   f"+ {DISCUSSION_MIN} (discussion), rounded up to a multiple of {ROUND_TO}")
+QUIZ_CHECK = re.compile(r"""\bcheck\(\s*["']quiz\.""")
+
+
+def workshop_counts(nb) -> dict[str, int]:
+    """What takes workshop time in ``nb``: markdown words, code cells, exercises and quiz questions.
+
+    The stamped cells (badge, setup, navigation) are left out, and so are HTML comments and link
+    targets. Exercises and quiz questions are the cells tagged ``solution`` (a quiz question's
+    solution checks a ``quiz.`` id); code cells are the other non-empty ones, as a student copy has them.
+    """
+    stamped = (HEADER_MARK, NAV_MARK, SETUP_MARK)
+    cells = [c for c in nb.cells if not c.source.startswith(stamped)]
+    solutions = [c for c in cells if SOLUTION_TAG in c.metadata.get("tags", [])]
+    words = 0
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            prose = re.sub(r"\]\([^)]*\)", "]", re.sub(r"<!--.*?-->", " ", cell.source, flags=re.S))
+            words += sum(1 for w in prose.split() if re.search(r"\w", w))
+    quiz = sum(1 for c in solutions if QUIZ_CHECK.search(c.source))
+    code = sum(1 for c in cells if c.cell_type == "code" and c.source.strip() and c not in solutions)
+    return {"words": words, "code_cells": code, "exercises": len(solutions) - quiz, "quiz": quiz}
+
+
+def suggested_minutes(counts: dict[str, int], run_seconds: float) -> int:
+    """TIMINGS_FORMULA applied to ``workshop_counts(nb)`` and the measured run time."""
+    minutes = (counts["words"] / READ_WPM + MIN_PER_CODE_CELL * counts["code_cells"]
+               + RUN_FACTOR * run_seconds / 60 + MIN_PER_EXERCISE * counts["exercises"]
+               + MIN_PER_QUIZ * counts["quiz"] + DISCUSSION_MIN)
+    return ROUND_TO * int(-(-minutes // ROUND_TO))  # round up
+
+
+def timings_table(rows: list[tuple[str, float, dict[str, int]]]) -> str:
+    """A markdown table: one row per (notebook file name, run seconds, counts), then the totals."""
+    lines = ["| notebook | run time (s) | markdown words | code cells | exercises | quiz questions | suggested minutes |",
+             "|---|--:|--:|--:|--:|--:|--:|"]
+    for name, seconds, c in rows:
+        lines.append(f"| {Path(name).stem} | {seconds:.1f} | {c['words']} | {c['code_cells']} | {c['exercises']} "
+                     f"| {c['quiz']} | {suggested_minutes(c, seconds)} |")
+    total = sum(suggested_minutes(c, s) for _, s, c in rows)
+    sums = {k: sum(c[k] for _, _, c in rows) for k in ("words", "code_cells", "exercises", "quiz")}
+    lines.append(f"| **total** | {sum(s for _, s, _ in rows):.1f} | {sums['words']} | {sums['code_cells']} "
+                 f"| {sums['exercises']} | {sums['quiz']} | **{total}** ({total // 60} h {total % 60:02d} min) |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    """A one-line description of this machine and its Python and torch, for the timings' caption."""
+    import os
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        torch_version = version("torch")
+    except PackageNotFoundError:
+        torch_version = "not installed"
+    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()}-core CPU, "
+            f"Python {platform.python_version()}, torch {torch_version}")
+
+
+def timings(names: list[str], timeout: int = 300) -> int:
+    """Run each notebook in a fresh kernel (writing nothing) and print the markdown timings table."""
+    rows = []
+    for path in select(names):
+        nb = read(path)
+        counts = workshop_counts(nb)
+        seconds = run_in_fresh_kernel(nb, timeout)
+        rows.append((path.name, seconds, counts))
+        print(f"{path.name}: {seconds:.1f} s", file=sys.stderr)  # progress; stdout is the table
+    print(f"Measured on {time.strftime('%Y-%m-%d')}, {machine()}, with `python tools/nbtool.py timings` "
+          "(run time: a fresh kernel, start-up included).\n")
+    print(f"{TIMINGS_FORMULA}.\n")
+    print(timings_table(rows))
     return 0
 
 
@@ -350,6 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("links", help="check relative links and image paths")
     sub.add_parser("student", help="generate workshop/student/ copies")
     sub.add_parser("html", help="build the static HTML edition in site/")
+    tm = sub.add_parser("timings", help="run notebooks (writing nothing) and print a workshop timings table")
+    tm.add_argument("notebooks", nargs="*", help="names like 01 or 01_clone_or_assign (default: all)")
+    tm.add_argument("--timeout", type=int, default=300, help="seconds per cell")
     args = parser.parse_args(argv)
     if args.command == "stamp":
         return stamp()
@@ -359,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
         return links()
     if args.command == "student":
         return student()
+    if args.command == "timings":
+        return timings(args.notebooks, args.timeout)
     return build_html()
 
 

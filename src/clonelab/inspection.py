@@ -43,7 +43,8 @@ def _version(t) -> int | None:
         return None
 
 
-def describe(*tensors, names: Sequence[str] | str | None = None) -> Table:
+def describe(*tensors, names: Sequence[str] | str | None = None,
+             columns: Sequence[str] | str | None = None) -> Table:
     """A table of facts about each tensor: identity, storage, layout, autograd state.
 
     ``id`` is the Python object; ``data_ptr`` is the first element's address;
@@ -54,11 +55,16 @@ def describe(*tensors, names: Sequence[str] | str | None = None) -> Table:
     when it has at most 4 elements); for a non-leaf it says ``(non-leaf)``, since
     autograd does not fill ``.grad`` there.
 
+    ``columns`` picks and orders the columns (the name always comes first),
+    so a cell can show only what its point needs.
+
     >>> import torch
     >>> a = torch.tensor([2., 3., 4.], requires_grad=True)
     >>> t = describe(a, a.clone(), names="a b")
     >>> t.column("grad_fn")
     [None, 'CloneBackward0']
+    >>> describe(a, a.clone(), names="a b", columns="id grad_fn").columns
+    ['name', 'id', 'grad_fn']
     """
     if not tensors:
         raise TypeError("describe() needs at least one tensor")
@@ -70,6 +76,14 @@ def describe(*tensors, names: Sequence[str] | str | None = None) -> Table:
         names = list(names)
     if len(names) != len(tensors):
         raise ValueError(f"names must give one name per tensor: {len(tensors)} tensors, {len(names)} names")
+    if columns is None:
+        picked = COLUMNS
+    else:
+        wanted = columns.replace(",", " ").split() if isinstance(columns, str) else list(columns)
+        unknown = [c for c in wanted if c not in COLUMNS]
+        if unknown:
+            raise ValueError(f"columns must be names from {COLUMNS[1:]}, got unknown {unknown}")
+        picked = ["name"] + [c for c in wanted if c != "name"]
     rows, seen = [], []  # seen: (storage key, tensor, name) of earlier rows
     for name, t in zip(names, tensors):
         require_tensor(t, f"tensor {name!r}")
@@ -103,4 +117,5 @@ def describe(*tensors, names: Sequence[str] | str | None = None) -> Table:
             type(t.grad_fn).__name__ if t.grad_fn is not None else None,
             grad_text,
         ])
-    return Table(COLUMNS, rows)
+    keep = [COLUMNS.index(c) for c in picked]
+    return Table(picked, [[row[i] for i in keep] for row in rows])

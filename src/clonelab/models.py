@@ -215,7 +215,7 @@ class BasicBlock(nn.Module):
         super().__init__()
         _check_block_args(inplanes, planes, stride, downsample)
         self.identity = _check_identity(identity)
-        self.inplace = _check_bool("inplace", inplace)
+        _check_bool("inplace", inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
         self.relu = nn.ReLU(inplace=inplace)
@@ -270,7 +270,7 @@ class Bottleneck(nn.Module):
         super().__init__()
         _check_block_args(inplanes, planes, stride, downsample)
         self.identity = _check_identity(identity)
-        self.inplace = _check_bool("inplace", inplace)
+        _check_bool("inplace", inplace)
         _check_positive_int("base_width", base_width)
         _check_positive_int("groups", groups)
         width = int(planes * (base_width / 64.0)) * groups
@@ -338,7 +338,7 @@ class PreActBlock(nn.Module):
         super().__init__()
         _check_block_args(inplanes, planes, stride, downsample)
         self.identity = _check_identity(identity)
-        self.inplace = _check_bool("inplace", inplace)
+        _check_bool("inplace", inplace)
         self.bn1 = nn.BatchNorm2d(inplanes)
         self.relu = nn.ReLU(inplace=inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
@@ -385,8 +385,8 @@ class ReluFirstBlock(nn.Module):
     :func:`resnet` ends its stem at the conv for this block.
 
     >>> import torch
-    >>> x = torch.randn(2, 4, 4, 4) * 1.0  # not a leaf, so the in-place ReLU is allowed
-    >>> _ = ReluFirstBlock(4, 4)(x)
+    >>> x = torch.randn(2, 4, 4, 4)
+    >>> _ = ReluFirstBlock(4, 4)(x)  # the default: identity="alias", inplace=True
     >>> x._version > 0, bool((x >= 0).all())
     (True, True)
     """
@@ -407,7 +407,7 @@ class ReluFirstBlock(nn.Module):
         super().__init__()
         _check_block_args(inplanes, planes, stride, downsample)
         self.identity = _check_identity(identity)
-        self.inplace = _check_bool("inplace", inplace)
+        _check_bool("inplace", inplace)
         self.relu = nn.ReLU(inplace=inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)

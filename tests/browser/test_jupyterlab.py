@@ -10,6 +10,7 @@ screenshot of each notebook lands in screenshots/NAME.png.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -31,6 +32,7 @@ KERNEL_STATUS = ".jp-StatusBar-TextItem[title^='Change kernel']"  # "Python 3 (i
 MENU = ".lm-MenuBar-item:has(.lm-MenuBar-itemLabel:text-is('{}'))"
 MENU_COMMAND = ".lm-Menu-item[data-command='{}']"
 SCROLLER = f"{PANEL} .jp-WindowedPanel-outer"
+DIALOG_ACCEPT = ".jp-Dialog .jp-Dialog-button.jp-mod-accept"
 LEFT_SIDEBAR_OPEN_TAB = ".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current"
 
 KERNEL_IDLE_JS = f"""() => {{
@@ -41,13 +43,19 @@ KERNEL_IDLE_JS = f"""() => {{
 PROMPTS_JS = f"""() => Array.from(document.querySelectorAll("{PANEL} .jp-Notebook .jp-CodeCell"))
     .map(cell => (cell.querySelector('.jp-InputArea-prompt') || {{textContent: ''}}).textContent.trim())"""
 
+# JupyterLab 4 shows an error as stderr text (IPython's traceback); vnd.jupyter.error, in case
+ERROR_OUTPUTS = (f"{PANEL} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
+                 f"{PANEL} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+
 # done when nothing is queued or running ([*]), and either every non-empty code cell has a
-# count or a traceback is shown (Run All stops at the first error and unqueues the rest)
+# count, or a traceback is shown (Run All stops at the first error and unqueues the rest),
+# or the kernel died
 RUN_DONE_JS = f"""(needsCount) => {{
+    const status = (document.querySelector("{KERNEL_STATUS}") || {{textContent: ''}}).textContent;
+    if (/\\|\\s*(Dead|Restarting|Autorestarting)/i.test(status)) return true;
     const prompts = ({PROMPTS_JS})();
     if (prompts.length !== needsCount.length || prompts.some(p => p.includes('*'))) return false;
-    const failed = Array.from(document.querySelectorAll(
-        "{PANEL} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"))
+    const failed = Array.from(document.querySelectorAll("{ERROR_OUTPUTS}"))
         .some(o => o.textContent.includes('Traceback'));
     return failed || prompts.every((p, i) => !needsCount[i] || /\\[\\d+\\]/.test(p));
 }}"""
@@ -84,11 +92,19 @@ def _click_menu(page, menu: str, command: str) -> None:
     item.click()
 
 
-def _dismiss_dialogs(page) -> None:
-    """Accept a dialog if one came up anyway (e.g. a kernel chooser)."""
-    dialog = page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept")
-    if dialog.count():
-        dialog.first.click()
+def _wait_for_kernel(page, timeout_ms: int) -> None:
+    """Until the notebook's kernel is started and idle; accepts a kernel chooser if one comes up
+    (a notebook whose kernelspec names a kernel this machine does not have)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not page.evaluate(KERNEL_IDLE_JS):
+        accept = page.locator(DIALOG_ACCEPT)
+        if accept.count():
+            accept.first.click()
+        if time.monotonic() > deadline:
+            status = page.locator(KERNEL_STATUS)
+            raise TimeoutError(f"no idle kernel after {timeout_ms / 1000:.0f} s; status bar says "
+                               f"{status.first.text_content() if status.count() else 'nothing'}")
+        page.wait_for_timeout(200)
 
 
 def _screenshot(page, path: Path) -> None:
@@ -133,30 +149,32 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, i):
     code = [c for c in committed.cells if c.cell_type == "code"]
     needs_count = [bool(c.source.strip()) for c in code]  # JupyterLab does not number empty cells
 
-    import time; t0 = time.monotonic(); T = lambda m: print(f'{path.stem[:2]} {m} {time.monotonic()-t0:.1f}')
     try:
         page.goto(lab.notebook_url(path.name, workspace=f"test-{path.stem}"))
         page.locator(PANEL).wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
-        T('panel'); _dismiss_dialogs(page)
-        page.wait_for_function(KERNEL_IDLE_JS, timeout=LOAD_TIMEOUT_MS)
+        _wait_for_kernel(page, LOAD_TIMEOUT_MS)
 
         # start from blank prompts, so that the counts and figures seen below are this run's
-        T('kernel'); _click_menu(page, "Edit", "editmenu:clear-all")
+        _click_menu(page, "Edit", "editmenu:clear-all")
         page.wait_for_function(f"() => ({PROMPTS_JS})().every(p => !/\\d/.test(p))", timeout=10_000)
-        T('cleared'); _click_menu(page, "Run", "runmenu:run-all")
+        _click_menu(page, "Run", "runmenu:run-all")
         page.wait_for_function(RUN_DONE_JS, arg=needs_count, timeout=RUN_TIMEOUT_MS)
-        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_TIMEOUT_MS); T('ran')
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=RUN_TIMEOUT_MS)
         try:
             page.wait_for_function(IMAGES_SETTLED_JS, timeout=10_000)
         except Exception:
             pass  # reported below as missing figures
         cells = page.evaluate(CELLS_JS)
-    finally:
-        _screenshot(page, screenshots / f"{path.stem}.png")
-        T('shot'); lab.shutdown_kernels_of(path.name); T('shutdown')
+        kernel = page.locator(KERNEL_STATUS).first.text_content()
+    finally:  # a screenshot even when something above failed; and the kernel goes
+        try:
+            _screenshot(page, screenshots / f"{path.stem}.png")
+        finally:
+            lab.shutdown_kernels_of(path.name)
 
     name = path.name
     page_errors = f"\n(page errors: {page.problems})" if page.problems else ""
+    page_errors += f"\n(kernel: {kernel}; see screenshots/{path.stem}.png)"
     assert len(cells) == len(committed.cells), \
         f"{name}: JupyterLab shows {len(cells)} cells, the notebook has {len(committed.cells)}"
     shown_code = [c for c in cells if c["type"] == "code"]

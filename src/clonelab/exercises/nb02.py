@@ -47,15 +47,33 @@ def _storage_pairs():
     ]
 
 
-@exercise("02.2", hint="compare where each tensor's whole storage starts, not where its first element is")
+def _pointerless_pairs():
+    """Pairs whose storages have no memory behind them: every storage pointer is 0 here."""
+    import torch
+
+    meta = torch.empty(3, device="meta")
+    return [
+        (torch.empty(0), torch.empty(0), False),           # two separate empty storages
+        (torch.zeros(2, 0), torch.empty(0), False),
+        (meta, meta[1:], True),                             # a view on the meta device
+        (meta, torch.empty(3, device="meta"), False),       # two separate meta storages
+    ]
+
+
+@exercise("02.2", hint="compare the storages themselves, not where each tensor's first element is")
 def _(answer):
     if not callable(answer):
         return "answer must be a function same_storage(x, y) that returns True or False"
-    for x, y, expected in _storage_pairs():
+    for x, y, expected in _storage_pairs() + _pointerless_pairs():
         got = answer(x, y)
         if got is ...:
             return "your function still returns ...: replace it with your code"
         if bool(got) != expected:
+            if not expected and x.untyped_storage().data_ptr() == 0 == y.untyped_storage().data_ptr():
+                return ("right for ordinary tensors, but two separate storages with no memory behind them "
+                        f"({'empty tensors' if x.device.type != 'meta' else 'meta tensors'}) both have "
+                        "the storage pointer 0, so a pointer cannot tell them apart; ask whether x and y "
+                        "hold the very same storage object")
             if expected and x is not y and x.data_ptr() != y.data_ptr():
                 return ("a slice that starts later has another data_ptr() "
                         "but lives in the same storage")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import torch
 
 from clonelab.exercises import exercise
-from clonelab.watch import watch_ops
 
 
 def _version_puzzle() -> int:
@@ -38,29 +37,88 @@ def _pair(seed: int, n: int = 5):
     return torch.randn(n, generator=g), torch.randn(n, generator=g)
 
 
-@exercise("04.2", hint="use an operation that writes the sum into out's own memory, without making a temporary tensor")
+# Exercise 04.2's lines: the text the notebook shows, and the same line as a function of x.
+def _rebind_mul(x):
+    x = x * 2  # noqa: F841  (rebinds the local name only)
+
+
+def _imul(x):
+    x *= 2
+
+
+def _set_column(x):
+    x[:, 0] = 0
+
+
+def _zero_detached(x):
+    y = x.detach()
+    y.zero_()
+
+
+def _zero_clone(x):
+    y = x.clone()
+    y.zero_()
+
+
+LINES = {
+    "A": ("x = x * 2", _rebind_mul),
+    "B": ("x *= 2", _imul),
+    "C": ("x[:, 0] = 0", _set_column),
+    "D": ("x.t().add_(1)", lambda x: x.t().add_(1)),
+    "E": ("x.clamp(min=0)", lambda x: x.clamp(min=0)),
+    "F": ("torch.exp(x, out=x)", lambda x: torch.exp(x, out=x)),
+    "G": ("y = x.detach(); y.zero_()", _zero_detached),
+    "H": ("y = x.clone(); y.zero_()", _zero_clone),
+}
+
+
+def lines_that_write() -> set[str]:
+    """Run every line of exercise 04.2 on a fresh x: the letters whose line bumped x._version."""
+    writes = set()
+    for letter, (_, line) in LINES.items():
+        x = torch.tensor([[1.0, -2.0], [3.0, -4.0]])
+        before = x._version
+        line(x)
+        if x._version != before:
+            writes.add(letter)
+    return writes
+
+
+def _letters(answer) -> set[str] | None:
+    if isinstance(answer, str):
+        items = [c for c in answer if not c.isspace() and c not in ",;"]
+    elif isinstance(answer, (set, frozenset, list, tuple)):
+        items = list(answer)
+    else:
+        return None
+    if not all(isinstance(c, str) for c in items):
+        return None
+    letters = {c.strip().upper() for c in items}
+    return letters if letters <= set(LINES) else None
+
+
+@exercise("04.2", hint="for each line ask: does it write into existing memory (which tensor's?), "
+                       "or make a new tensor and at most move a name?")
 def _(answer):
-    if not callable(answer):
-        return "answer should be a function add_into(out, identity)"
-    for seed in (0, 1):
-        out, identity = _pair(seed)
-        out_before, identity_before = out.clone(), identity.clone()
-        expected = out_before + identity_before
-        with watch_ops(out=out, identity=identity) as log:
-            returned = answer(out, identity)
-        if returned is not None and returned is not out:
-            return "return nothing, or out itself: the caller's out tensor should hold the sum"
-        if not torch.equal(identity, identity_before):
-            return "identity changed; only out should be written"
-        if torch.equal(out, out_before):
-            return ("the caller's out still holds its old values; remember that `out = ...` inside "
-                    "a function only rebinds the local name")
-        if not torch.equal(out, expected):
-            return "out was written, but it does not hold out + identity"
-        if log.new_bytes:
-            return (f"out holds the sum, but {log.new_bytes} bytes of new memory were allocated on the way "
-                    "(a temporary result)")
-    return True
+    got = _letters(answer)
+    if got is None:
+        return f"give letters from A to {max(LINES)}, as a string such as \"AE\" or a set such as {{\"A\", \"E\"}}"
+    right = lines_that_write()
+    if got == right:
+        return True
+    if "A" in got:
+        return "`x = x * 2` makes a new tensor and moves the name x to it; the old tensor is not written"
+    if "H" in got:
+        return "a clone has its own memory, so writing into it leaves x alone"
+    if "E" in got:
+        return "`x.clamp(min=0)` has no trailing underscore: it returns a new tensor and only reads x"
+    missing = right - got
+    if missing & {"D", "G"}:
+        return ("a write through another tensor object that shares x's memory (a view, or a detached tensor) "
+                "is a write into x too")
+    if missing & {"B", "C", "F"}:
+        return "augmented assignment, index assignment and out= all write into an existing tensor"
+    return False
 
 
 @exercise("04.3", hint="compute the result out of place, or write into a copy; never into x")

@@ -127,8 +127,9 @@ def _sgd_step(answer: Any) -> bool | str:
                 return "the update raised the leaf error: autograd is still recording it"
             return f"step raised: {err}"
         if torch.equal(w.detach(), before):
-            return ("w did not change: assigning to the name w inside step makes a new tensor; "
-                    "change the tensor itself")
+            return ("w did not change: step must write the new values into the tensor w itself "
+                    "(doing nothing, or binding the name w to a new tensor inside step, leaves the "
+                    "caller's w as it was)")
         if w.data_ptr() != ptr:
             return "w has new memory: the update must write into w's existing memory"
         if not torch.allclose(w.detach(), before - lr * grad, rtol=1e-6, atol=1e-7):

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""What does ``identity = x.clone()`` cost in a whole ResNet, next to ``identity = x``?
+
+For ResNet-18 and ResNet-50 shapes (torchvision's layouts, 1000 classes), a
+forward pass and a forward+backward pass, on the CPU and on CUDA when there is
+a GPU, it prints:
+
+* total bytes allocated with alias and with clone, the difference, and the
+  expected difference (the sum of every block input's ``nbytes``);
+* peak bytes with alias and with clone, the difference, and the blocks whose
+  clone is alive at the clone run's peak (CPU only);
+* the median time of each variant over repeated runs, and their ratio.
+
+Bytes come from ``clonelab.measure()`` (the profiler's allocator events on the
+CPU, the caching allocator's statistics on CUDA), through ``clonelab.cost.clone_cost``.
+
+Run: ``python benchmarks/clone_cost.py`` (about a minute on a 2-core laptop);
+``--batch``, ``--size``, ``--repeat`` and ``--device`` change the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import torch
+
+from clonelab.cost import clone_cost
+from clonelab.models import BasicBlock, Bottleneck, resnet
+
+MODELS = [("ResNet-18", BasicBlock, [2, 2, 2, 2]), ("ResNet-50", Bottleneck, [3, 4, 6, 3])]
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def mib(n: int | None) -> str:
+    return "-" if n is None else f"{n / 2**20:.2f}"
+
+
+def short(names: list[str] | None) -> str:
+    return "-" if names is None else (", ".join(names) or "none")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=8, help="batch size (default 8)")
+    parser.add_argument("--size", type=int, default=224, help="image height and width (default 224)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs of each variant (default 5)")
+    parser.add_argument("--device", choices=["cpu", "cuda", "all"], default="all",
+                        help="where to run (default: the CPU, and CUDA when available)")
+    args = parser.parse_args()
+
+    devices = ["cpu", "cuda"] if args.device == "all" else [args.device]
+    if not torch.cuda.is_available():
+        if args.device == "cuda":
+            parser.error("--device cuda needs a CUDA GPU, and torch.cuda.is_available() is False")
+        devices = [d for d in devices if d != "cuda"]
+
+    print(f"machine: {cpu_model()}, {platform.system()} {platform.machine()}")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
+          + (f", GPU: {torch.cuda.get_device_name(0)}" if "cuda" in devices else ", no CUDA GPU used"))
+    print(f"input: batch {args.batch}, 3 x {args.size} x {args.size} images; 1000 classes; train mode; "
+          f"timings: median of {args.repeat} runs")
+    print("alloc and peak in MiB (2**20 bytes), differences in bytes; 'expected B' = the sum of the "
+          "block inputs' nbytes (on CUDA, each rounded up to a 512-byte block)\n")
+
+    head = (f"{'model':9} {'pass':7} {'device':6} | {'alloc alias':>11} {'alloc clone':>11} {'diff B':>11} "
+            f"{'expected B':>11} | {'peak alias':>10} {'peak clone':>10} {'diff B':>10} | "
+            f"{'t alias ms':>10} {'t clone ms':>10} {'ratio':>5}")
+    print(head)
+    print("-" * len(head))
+    lives = []
+    start = time.perf_counter()
+    for device in devices:
+        for name, block, layers in MODELS:
+            torch.manual_seed(0)
+            model = resnet(block, layers, num_classes=1000)
+            x = torch.randn(args.batch, 3, args.size, args.size)
+            for backward in (False, True):
+                c = clone_cost(model, x, backward=backward, device=device, repeat=args.repeat)
+                ok = "" if c["extra_allocated"] == c["expected_extra"] else " (!)"
+                print(f"{name:9} {'fwd+bwd' if backward else 'fwd':7} {device:6} | "
+                      f"{mib(c['alias_allocated']):>11} {mib(c['clone_allocated']):>11} "
+                      f"{c['extra_allocated']:>11,} {c['expected_extra']:>11,}{ok} | "
+                      f"{mib(c['alias_peak']):>10} {mib(c['clone_peak']):>10} {c['extra_peak']:>10,} | "
+                      f"{1e3 * c['alias_time_s']:>10.1f} {1e3 * c['clone_time_s']:>10.1f} "
+                      f"{c['time_ratio']:>5.2f}", flush=True)
+                lives.append((name, "fwd+bwd" if backward else "fwd", device, c))
+    print("\nclones alive at the clone run's peak (they make up the peak difference):")
+    for name, kind, device, c in lives:
+        if c["live_at_peak"] is not None:
+            held = sum(c["blocks"][b] for b in c["live_at_peak"])
+            print(f"  {name} {kind} {device}: peak in {c['peak_phase']}; {short(c['live_at_peak'])} "
+                  f"= {held:,} B (peak diff {c['extra_peak']:,} B)")
+    print(f"\nrun time: {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

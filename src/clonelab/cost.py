@@ -1,0 +1,266 @@
+"""What ``identity = x.clone()`` costs in a whole ResNet, compared with ``identity = x``.
+
+:func:`clone_cost` runs two copies of one model, one with every block set to
+``identity="alias"`` and one with ``identity="clone"``, on the same input, and
+measures both with :func:`clonelab.measure`. Notebook 09 and
+``benchmarks/clone_cost.py`` use it.
+
+>>> import torch
+>>> from clonelab.models import BasicBlock, resnet
+>>> model = resnet(BasicBlock, [1, 1], in_channels=1, base_width=4, stem="small")
+>>> cost = clone_cost(model, torch.randn(2, 1, 8, 8), repeat=0)
+>>> cost["extra_allocated"] == cost["expected_extra"] == 2 * 4 * 8 * 8 * 4 + 2 * 4 * 8 * 8 * 4
+True
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import time
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["clone_cost"]
+
+# The CUDA caching allocator hands out blocks in multiples of 512 bytes.
+_CUDA_BLOCK = 512
+
+
+def _blocks(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """The residual blocks of ``model`` whose identity can be switched, with their names."""
+    from clonelab.models import BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock
+
+    found = []
+    for name, module in model.named_modules():
+        if isinstance(module, (PreActBlock, ReluFirstBlock)):
+            # PreActBlock takes no identity in a downsampling block, and
+            # ReluFirstBlock writes into x: neither costs "one x.nbytes per block".
+            raise ValueError(
+                f"model must be built from BasicBlock or Bottleneck blocks; {name!r} is a "
+                f"{type(module).__name__}"
+            )
+        if isinstance(module, (BasicBlock, Bottleneck)):
+            found.append((name, module))
+    if not found:
+        raise ValueError("model must contain BasicBlock or Bottleneck blocks (e.g. clonelab.resnet(...)), "
+                         "found none")
+    return found
+
+
+def _variant(model: nn.Module, mode: str, device: torch.device) -> nn.Module:
+    # A deep copy, so the caller's model (its weights, BN statistics, .grad) is left alone.
+    twin = copy.deepcopy(model).to(device)
+    for _, block in _blocks(twin):
+        block.identity = mode  # read by forward() on every call
+    twin.zero_grad(set_to_none=True)
+    return twin
+
+
+def _run(model: nn.Module, x: Tensor, backward: bool) -> Tensor:
+    out = model(x)
+    if backward:
+        out.sum().backward()
+    return out
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _clones_live_at_peak(profiler, names: list[str]) -> tuple[list[str] | None, str | None]:
+    """Which blocks' identity clones were alive at the peak, and whether it was in forward or backward.
+
+    Reads the profiler's event tree (the one :func:`clonelab.measure` filled):
+    the identity clone of a block is an ``aten::clone`` called from Python,
+    so it is a root of the tree, and the k-th such clone belongs to the k-th
+    block call. Replays allocations and frees to find the peak.
+    """
+    from torch._C._profiler import _EventType
+
+    events = []  # (time, ptr, signed bytes, root op name, is an identity clone)
+
+    def walk(nodes, root: str | None):
+        for node in nodes:
+            if node.tag == _EventType.Allocation:
+                f = node.extra_fields
+                if f.device.type == "cpu":
+                    events.append((node.start_time_ns, f.ptr, f.alloc_size, root))
+            else:
+                walk(node.children, node.name if root is None else root)
+
+    roots = profiler.profiler.kineto_results.experimental_event_tree()
+    walk(roots, None)
+    events.sort(key=lambda e: e[0])
+
+    live: dict[int, tuple[int, str | None]] = {}  # ptr -> (bytes, block name of an identity clone)
+    clone_index, current, peak, peak_live, peak_root = 0, 0, 0, {}, None
+    for _, ptr, nbytes, root in events:
+        if nbytes > 0:
+            block = None
+            if root == "aten::clone":
+                block = names[clone_index] if clone_index < len(names) else None
+                clone_index += 1
+            live[ptr] = (nbytes, block)
+        elif ptr in live:
+            nbytes = -live.pop(ptr)[0]
+        else:
+            continue  # freed here, allocated before the measurement
+        current += nbytes
+        if current > peak:
+            peak, peak_live, peak_root = current, dict(live), root
+    if clone_index != len(names):  # the clones could not be matched to the blocks
+        return None, None
+    alive = [block for _, block in peak_live.values() if block is not None]
+    phase = "backward" if peak_root and peak_root.startswith("autograd::engine") else "forward"
+    return sorted(alive, key=names.index), phase
+
+
+def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: Any = "cpu",
+               repeat: int = 3) -> dict[str, Any]:
+    """Measure ``identity = x.clone()`` against ``identity = x`` in every block of ``model``.
+
+    ``model`` must be built from :class:`~clonelab.models.BasicBlock` or
+    :class:`~clonelab.models.Bottleneck` blocks (e.g. by :func:`clonelab.resnet`);
+    it is deep-copied twice, and the copies run in the mode ``model`` is in
+    (``train()`` or ``eval()``), with autograd recording. ``backward=True``
+    adds ``out.sum().backward()``. Each copy runs once to warm up, once under
+    :func:`clonelab.measure` (``device`` ``"cpu"`` or ``"cuda"``), then
+    ``repeat`` more times, alternating, for the timings (``repeat=0``: no timing).
+
+    Returned keys (bytes, seconds):
+
+    * ``blocks``: ``{block name: nbytes of its input}``, from forward pre-hooks;
+      ``expected_extra``: their sum (on CUDA, each rounded up to a 512-byte block).
+    * ``alias_allocated``, ``clone_allocated``, ``extra_allocated``: bytes
+      allocated in total, and the difference.
+    * ``alias_peak``, ``clone_peak``, ``extra_peak``: peak bytes above the start.
+    * ``alias_net``, ``clone_net``, ``extra_net``: bytes still held at the end
+      (the autograd graph after a forward; the ``.grad`` tensors after backward).
+    * ``live_at_peak``: the blocks whose identity clone was alive at the clone
+      copy's peak; ``peak_phase``: ``"forward"`` or ``"backward"`` (CPU only,
+      else ``None``). The clone copy runs the same ops as the alias copy plus
+      the clones, so ``extra_peak`` is at most the sum of those blocks' inputs,
+      and equal to it when both copies peak at the same op (as they do for
+      the ResNets of notebook 09, where the peak is in a convolution).
+    * ``extra_requested`` (CUDA only, else ``None``): the difference in bytes
+      requested, before the allocator's rounding.
+    * ``alias_time_s``, ``clone_time_s``: median wall time of one run;
+      ``time_ratio``: clone / alias (``None`` when ``repeat=0``).
+
+    >>> import torch
+    >>> from clonelab.models import BasicBlock, resnet
+    >>> model = resnet(BasicBlock, [1, 1], in_channels=1, base_width=4, stem="small")
+    >>> cost = clone_cost(model, torch.randn(2, 1, 8, 8), backward=True, repeat=1)
+    >>> list(cost["blocks"]), cost["extra_allocated"] == cost["expected_extra"]
+    (['layer1.0', 'layer2.0'], True)
+    >>> cost["time_ratio"] > 0
+    True
+    """
+    from clonelab.memory import measure
+
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise ValueError(f"x must be a floating-point tensor (an input batch), got {x.dtype}")
+    if not isinstance(backward, bool):
+        raise TypeError(f"backward must be True or False, got {backward!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int):
+        raise TypeError(f"repeat must be an int >= 0, got {repeat!r}")
+    if repeat < 0:
+        raise ValueError(f"repeat must be an int >= 0, got {repeat!r}")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}") from None
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' needs a CUDA GPU, and torch.cuda.is_available() is False here")
+    _blocks(model)  # checks the blocks before any work
+
+    xs = x.detach().to(dev)
+    variants = {mode: _variant(model, mode, dev) for mode in ("alias", "clone")}
+
+    # The input of every block call, in call order, from the clone copy's measured run.
+    inputs: list[tuple[str, int]] = []
+    names = {block: name for name, block in _blocks(variants["clone"])}
+    hooks = [block.register_forward_pre_hook(lambda mod, args: inputs.append((names[mod], args[0].nbytes)))
+             for block in names]
+
+    result: dict[str, Any] = {}
+    for mode, twin in variants.items():
+        _run(twin, xs, backward)  # warm-up: first-call allocations (thread pools, caches) stay out
+        twin.zero_grad(set_to_none=True)
+        meter = measure(dev)
+        inputs.clear()
+        with meter as report:
+            out = _run(twin, xs, backward)
+        del out
+        twin.zero_grad(set_to_none=True)
+        result[f"{mode}_allocated"] = report.allocated
+        result[f"{mode}_peak"] = report.peak
+        result[f"{mode}_net"] = report.net
+        result[f"_{mode}_report"] = (meter, report)
+    for h in hooks:
+        h.remove()
+
+    calls = [name for name, _ in inputs]
+    blocks: dict[str, int] = {}
+    for name, nbytes in inputs:  # a block called twice counts twice
+        blocks[name] = blocks.get(name, 0) + nbytes
+    if dev.type == "cuda":
+        expected = sum(-(-n // _CUDA_BLOCK) * _CUDA_BLOCK for _, n in inputs)
+    else:
+        expected = sum(n for _, n in inputs)
+
+    clone_meter, clone_report = result.pop("_clone_report")
+    alias_meter, alias_report = result.pop("_alias_report")
+    if dev.type == "cpu":
+        # measure() keeps its profiler; its event tree also says which allocation was which clone.
+        live, phase = _clones_live_at_peak(clone_meter._profiler, calls)
+        requested = None
+    else:
+        live, phase = None, None
+        requested = clone_report.requested - alias_report.requested
+
+    times: dict[str, list[float]] = {"alias": [], "clone": []}
+    for _ in range(repeat):
+        for mode, twin in variants.items():  # alternating, so a slow spell hits both
+            twin.zero_grad(set_to_none=True)
+            _sync(dev)
+            start = time.perf_counter()
+            out = _run(twin, xs, backward)
+            _sync(dev)
+            times[mode].append(time.perf_counter() - start)
+            del out
+    alias_t = statistics.median(times["alias"]) if repeat else None
+    clone_t = statistics.median(times["clone"]) if repeat else None
+
+    return {
+        "device": str(dev),
+        "backward": backward,
+        "input_shape": tuple(x.shape),
+        "blocks": blocks,
+        "expected_extra": expected,
+        "alias_allocated": result["alias_allocated"],
+        "clone_allocated": result["clone_allocated"],
+        "extra_allocated": result["clone_allocated"] - result["alias_allocated"],
+        "extra_requested": requested,
+        "alias_peak": result["alias_peak"],
+        "clone_peak": result["clone_peak"],
+        "extra_peak": result["clone_peak"] - result["alias_peak"],
+        "alias_net": result["alias_net"],
+        "clone_net": result["clone_net"],
+        "extra_net": result["clone_net"] - result["alias_net"],
+        "live_at_peak": live,
+        "peak_phase": phase,
+        "alias_time_s": alias_t,
+        "clone_time_s": clone_t,
+        "time_ratio": clone_t / alias_t if repeat else None,
+    }

@@ -1,0 +1,155 @@
+"""Tests for clonelab.train: determinism, alias == clone, learning, errors."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import torch
+
+from clonelab.data import Digits, load_digits_tensors
+from clonelab.models import BasicBlock, ReluFirstBlock, resnet
+from clonelab.train import History, train
+
+
+@pytest.fixture(scope="module")
+def data() -> Digits:
+    return load_digits_tensors()
+
+
+@pytest.fixture(scope="module")
+def small_data(data) -> Digits:
+    # A quarter of the images: enough to see learning, fast enough for a unit test.
+    return Digits(data.x_train[:320], data.y_train[:320], data.x_test[:200], data.y_test[:200])
+
+
+def _model(**kwargs) -> torch.nn.Module:
+    torch.manual_seed(0)
+    return resnet(BasicBlock, [1, 1], in_channels=1, base_width=8, stem="small", **kwargs)
+
+
+def test_history_fields(small_data):
+    model = _model()
+    h = train(model, small_data, epochs=2, batch_size=64, progress=False)
+    assert len(h.step_loss) == 2 * 5  # 320 images / 64 = 5 steps per epoch
+    assert len(h.epoch_loss) == len(h.train_acc) == len(h.test_acc) == 2
+    assert all(0.0 <= a <= 1.0 for a in h.train_acc + h.test_acc)
+    assert h.final_test_acc == h.test_acc[-1]
+    assert h.time_s > 0
+    assert isinstance(h.peak_bytes, int) and h.peak_bytes > 0
+    assert model.training  # left in train mode, as it was found
+
+
+def test_epoch_loss_is_the_mean_over_images(small_data):
+    # 320 = 2 * 150 + 20: a short last batch must count for 20 images, not one batch.
+    h = train(_model(), small_data, epochs=1, batch_size=150, progress=False)
+    assert len(h.step_loss) == 3
+    want = (150 * h.step_loss[0] + 150 * h.step_loss[1] + 20 * h.step_loss[2]) / 320
+    assert math.isclose(h.epoch_loss[0], want, rel_tol=1e-12)
+
+
+def test_equal_seeds_and_weights_give_bitwise_equal_runs(small_data):
+    model = _model()
+    a = train(copy.deepcopy(model), small_data, epochs=1, seed=3, progress=False)
+    b = train(copy.deepcopy(model), small_data, epochs=1, seed=3, progress=False)
+    c = train(copy.deepcopy(model), small_data, epochs=1, seed=4, progress=False)
+    assert a.step_loss == b.step_loss and a.test_acc == b.test_acc
+    assert a.step_loss != c.step_loss  # the seed drives the shuffling
+
+
+def test_train_leaves_the_global_rng_alone(small_data):
+    model = _model()  # (this seeds the global RNG itself, so build it first)
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    train(model, small_data, epochs=1, progress=False)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_alias_and_clone_train_identical_models(small_data):
+    alias = _model(identity="alias")
+    clone = _model(identity="clone")
+    clone.load_state_dict(alias.state_dict())
+    a = train(alias, small_data, epochs=1, progress=False)
+    c = train(clone, small_data, epochs=1, progress=False)
+    assert a.step_loss == c.step_loss
+    assert all(torch.equal(p, q) for p, q in zip(alias.parameters(), clone.parameters()))
+
+
+def test_relu_first_bug_trains_a_different_model(small_data):
+    torch.manual_seed(0)
+    buggy = resnet(ReluFirstBlock, [1, 1], in_channels=1, base_width=8, stem="small")
+    fixed = resnet(ReluFirstBlock, [1, 1], in_channels=1, base_width=8, stem="small",
+                   identity="clone")
+    fixed.load_state_dict(buggy.state_dict())
+    a = train(buggy, small_data, epochs=1, progress=False)
+    c = train(fixed, small_data, epochs=1, progress=False)
+    assert a.step_loss[0] != c.step_loss[0]  # different from the very first forward pass
+
+
+def test_a_short_run_learns(data):
+    torch.manual_seed(0)
+    model = resnet(BasicBlock, [1, 1, 1], in_channels=1, base_width=16, stem="small")  # notebook 10's
+    h = train(model, data, epochs=2, progress=False)
+    assert h.epoch_loss[1] < h.epoch_loss[0]
+    assert h.test_acc[1] > h.test_acc[0]
+    assert h.final_test_acc > 0.9  # chance is 0.1
+
+
+def test_progress_bar_goes_to_stdout(small_data, capsys):
+    train(_model(), small_data, epochs=1, progress=True)
+    out, err = capsys.readouterr()
+    assert "test_acc=" in out and "loss=" in out
+    assert "test_acc=" not in err
+    train(_model(), small_data, epochs=1, progress=False)
+    out, err = capsys.readouterr()
+    assert out == "" and "test_acc" not in err
+
+
+def test_threads_are_restored(small_data):
+    tiny = Digits(*(t[:32] for t in small_data))
+    before = torch.get_num_threads()
+    for threads in (1, None):
+        train(_model(), tiny, epochs=1, progress=False, threads=threads)
+        assert torch.get_num_threads() == before
+
+
+def test_history_final_test_acc_when_empty():
+    assert math.isnan(History().final_test_acc)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"epochs": 0}, ValueError, "epochs must be an int >= 1"),
+    ({"epochs": 1.0}, TypeError, "epochs must be an int >= 1"),
+    ({"seed": -1}, ValueError, "seed must be an int >= 0"),
+    ({"seed": "0"}, TypeError, "seed must be an int >= 0"),
+    ({"batch_size": 0}, ValueError, "batch_size must be an int >= 1"),
+    ({"lr": 0}, ValueError, "lr must be a positive number"),
+    ({"lr": "fast"}, TypeError, "lr must be a positive number"),
+    ({"lr": float("nan")}, ValueError, "lr must be a positive number"),
+    ({"progress": "yes"}, TypeError, "progress must be True or False"),
+    ({"threads": 0}, ValueError, "threads must be an int >= 1"),
+    ({"threads": 2.0}, TypeError, "threads must be an int >= 1"),
+])
+def test_argument_errors(small_data, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        train(_model(), small_data, **kwargs)
+
+
+def test_model_and_data_errors(small_data):
+    with pytest.raises(TypeError, match="model must be an nn.Module"):
+        train(lambda x: x, small_data)
+    with pytest.raises(ValueError, match="model must have parameters that require grad"):
+        train(torch.nn.ReLU(), small_data)
+    with pytest.raises(TypeError, match="data must have x_train, y_train, x_test, y_test"):
+        train(_model(), (1, 2, 3, 4))
+    x_tr, y_tr, x_te, y_te = small_data
+    with pytest.raises(TypeError, match="data.y_test must be a torch.Tensor"):
+        train(_model(), Digits(x_tr, y_tr, x_te, y_te.tolist()))
+    with pytest.raises(ValueError, match="data.x_train must be a non-empty float tensor"):
+        train(_model(), Digits(x_tr.long(), y_tr, x_te, y_te))
+    with pytest.raises(ValueError, match=r"data.y_train must be an int64 tensor of shape \(320,\)"):
+        train(_model(), Digits(x_tr, y_tr[:10], x_te, y_te))
+    with pytest.raises(ValueError, match="data.y_test must be an int64 tensor"):
+        train(_model(), Digits(x_tr, y_tr, x_te, y_te.float()))
