@@ -14,8 +14,12 @@ a GPU, it prints:
 Bytes come from ``clonelab.measure()`` (the profiler's allocator events on the
 CPU, the caching allocator's statistics on CUDA), through ``clonelab.cost.clone_cost``.
 
-Run: ``python benchmarks/clone_cost.py`` (about a minute on a 2-core laptop);
-``--batch``, ``--size``, ``--repeat`` and ``--device`` change the defaults.
+Run: ``python benchmarks/clone_cost.py`` (under a minute on an idle 2-core machine);
+``--batch``, ``--size``, ``--repeat``, ``--threads`` and ``--device`` change the
+defaults. The byte counts are exact and repeatable; the timings move with
+whatever else the machine is doing, which is why each is a median, the two
+variants alternate, and the CPU runs use one thread unless told otherwise (on a
+busy machine, several threads spend much of their time waiting on each other).
 """
 
 from __future__ import annotations
@@ -53,12 +57,18 @@ def short(names: list[str] | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=8, help="batch size (default 8)")
+    parser.add_argument("--batch", type=int, default=4, help="batch size (default 4)")
     parser.add_argument("--size", type=int, default=224, help="image height and width (default 224)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs of each variant (default 5)")
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs of each variant (default 7)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="CPU threads for torch (default 1: steady timings on a busy machine; "
+                             "0: torch's own choice, all cores)")
     parser.add_argument("--device", choices=["cpu", "cuda", "all"], default="all",
                         help="where to run (default: the CPU, and CUDA when available)")
     args = parser.parse_args()
+    if args.threads < 0:
+        parser.error("--threads must be 0 (torch's choice) or more")
+    threads = args.threads or torch.get_num_threads()
 
     devices = ["cpu", "cuda"] if args.device == "all" else [args.device]
     if not torch.cuda.is_available():
@@ -67,7 +77,7 @@ def main() -> None:
         devices = [d for d in devices if d != "cuda"]
 
     print(f"machine: {cpu_model()}, {platform.system()} {platform.machine()}")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
+    print(f"torch {torch.__version__}, {threads} CPU thread{'s' if threads > 1 else ''}"
           + (f", GPU: {torch.cuda.get_device_name(0)}" if "cuda" in devices else ", no CUDA GPU used"))
     print(f"input: batch {args.batch}, 3 x {args.size} x {args.size} images; 1000 classes; train mode; "
           f"timings: median of {args.repeat} runs")
@@ -87,7 +97,7 @@ def main() -> None:
             model = resnet(block, layers, num_classes=1000)
             x = torch.randn(args.batch, 3, args.size, args.size)
             for backward in (False, True):
-                c = clone_cost(model, x, backward=backward, device=device, repeat=args.repeat)
+                c = clone_cost(model, x, backward=backward, device=device, repeat=args.repeat, threads=threads)
                 ok = "" if c["extra_allocated"] == c["expected_extra"] else " (!)"
                 print(f"{name:9} {'fwd+bwd' if backward else 'fwd':7} {device:6} | "
                       f"{mib(c['alias_allocated']):>11} {mib(c['clone_allocated']):>11} "
@@ -96,7 +106,8 @@ def main() -> None:
                       f"{1e3 * c['alias_time_s']:>10.1f} {1e3 * c['clone_time_s']:>10.1f} "
                       f"{c['time_ratio']:>5.2f}", flush=True)
                 lives.append((name, "fwd+bwd" if backward else "fwd", device, c))
-    print("\nclones alive at the clone run's peak (they make up the peak difference):")
+    print("\nclones alive at the clone run's peak (the peak difference is at most their sum; equal when both "
+          "runs peak at the same op):")
     for name, kind, device, c in lives:
         if c["live_at_peak"] is not None:
             held = sum(c["blocks"][b] for b in c["live_at_peak"])

@@ -100,6 +100,16 @@ def test_arguments_are_checked():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="needs a CUDA GPU"):
             clone_cost(model, x, device="cuda")
+    for bad in (0, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="threads must be None or an int >= 1"):
+            clone_cost(model, x, threads=bad)
+
+
+def test_threads_are_set_for_the_call_and_restored():
+    before = torch.get_num_threads()
+    cost = clone_cost(tiny(), torch.randn(2, 1, 8, 8), repeat=1, threads=1)
+    assert torch.get_num_threads() == before
+    assert cost["extra_allocated"] == cost["expected_extra"]
 
 
 def test_models_without_switchable_blocks_are_refused():

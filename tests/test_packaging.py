@@ -77,3 +77,11 @@ def test_unknown_public_name_is_a_clear_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         clonelab.nope  # noqa: B018
     assert set(clonelab.__all__) <= set(dir(clonelab)) | {"__version__"}
+
+
+def test_no_public_name_is_shadowed_by_a_submodule():
+    """`import clonelab.x` sets the attribute `x` on the package: a function named like its module breaks."""
+    import pkgutil
+
+    modules = {info.name for info in pkgutil.iter_modules(clonelab.__path__)}
+    assert not modules & set(clonelab.__all__), modules & set(clonelab.__all__)

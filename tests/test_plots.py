@@ -183,7 +183,7 @@ def test_plot_storage_arguments_are_checked():
 
 @dataclasses.dataclass
 class FakeHistory:
-    """Stands in for clonelab.train.History."""
+    """Stands in for clonelab.training.History."""
 
     step_loss: list[float]
     epoch_loss: list[float]

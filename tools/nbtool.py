@@ -19,6 +19,7 @@ import argparse
 import copy
 import html
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -204,7 +205,7 @@ def run_in_fresh_kernel(nb, timeout: int = 300) -> float:
     from nbclient import NotebookClient
 
     start = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, coalesce_streams=True,
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     return time.perf_counter() - start
 
@@ -393,9 +394,9 @@ def student() -> int:
 def build_html(out: Path | None = None) -> int:
     """The static HTML edition in ``out`` (default site/): one page per notebook and index.html.
 
-    The folder stands on its own: links between notebooks point at their pages, images in
-    markdown are embedded, and other relative links (to files of the repository, e.g.
-    ../workshop/README.md) point at the repository online.
+    The folder stands on its own: links between notebooks point at their pages, images that
+    markdown shows from the repository (../images/...) are copied in, and other relative links
+    (to files of the repository, e.g. ../workshop/README.md) point at the repository online.
     """
     from nbconvert import HTMLExporter
 
@@ -403,7 +404,7 @@ def build_html(out: Path | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     paths = notebook_paths()
     pages = {p.name for p in paths}
-    exporter = HTMLExporter(template_name="lab", embed_images=True)
+    exporter = HTMLExporter(template_name="lab")
     attribute = re.compile(r'\b(href|src)="([^"]*)"')
 
     def site_link(match: re.Match, folder: Path) -> str:
@@ -422,7 +423,12 @@ def build_html(out: Path | None = None) -> int:
                 return match.group(0)
             if not where.exists():
                 return match.group(0)  # `nbtool.py links` reports it
-            new = f"{repo_url()}/{'tree' if where.is_dir() else 'blob'}/main/{relative}" + sep + rest
+            if name == "src" and where.is_file():  # an image: a copy in the site, same layout
+                (out / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(where, out / relative)
+                new = relative
+            else:
+                new = f"{repo_url()}/{'tree' if where.is_dir() else 'blob'}/main/{relative}" + sep + rest
         return f'{name}="{html.escape(new, quote=True)}"'
 
     items = []

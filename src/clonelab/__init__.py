@@ -28,6 +28,7 @@ _EXPORTS = {
     "saved_for_backward": "memory",
     "saved_by_node": "memory",
     "rss_line_profile": "memory",
+    "clone_cost": "cost",
     # graphs
     "draw_graph": "graphs",
     "side_by_side": "graphs",
@@ -46,7 +47,8 @@ _EXPORTS = {
     "resnet": "models",
     # data and training
     "load_digits_tensors": "data",
-    "train": "train",
+    "train": "training",
+    "History": "training",
     # pictures
     "plot_storage": "plots",
     "plot_history": "plots",

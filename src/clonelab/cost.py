@@ -15,9 +15,11 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import statistics
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -66,6 +68,18 @@ def _run(model: nn.Module, x: Tensor, backward: bool) -> Tensor:
     return out
 
 
+@contextlib.contextmanager
+def _threads(n: int | None) -> Iterator[None]:
+    """Run the block with ``n`` intra-op CPU threads (``None``: leave torch's setting), then restore it."""
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -81,7 +95,7 @@ def _clones_live_at_peak(profiler, names: list[str]) -> tuple[list[str] | None, 
     """
     from torch._C._profiler import _EventType
 
-    events = []  # (time, ptr, signed bytes, root op name, is an identity clone)
+    events = []  # (time, ptr, signed bytes, name of the root op above the allocation)
 
     def walk(nodes, root: str | None):
         for node in nodes:
@@ -120,7 +134,7 @@ def _clones_live_at_peak(profiler, names: list[str]) -> tuple[list[str] | None, 
 
 
 def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: Any = "cpu",
-               repeat: int = 3) -> dict[str, Any]:
+               repeat: int = 3, threads: int | None = None) -> dict[str, Any]:
     """Measure ``identity = x.clone()`` against ``identity = x`` in every block of ``model``.
 
     ``model`` must be built from :class:`~clonelab.models.BasicBlock` or
@@ -130,6 +144,9 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
     adds ``out.sum().backward()``. Each copy runs once to warm up, once under
     :func:`clonelab.measure` (``device`` ``"cpu"`` or ``"cuda"``), then
     ``repeat`` more times, alternating, for the timings (``repeat=0``: no timing).
+    ``threads`` sets torch's intra-op CPU threads for the whole call and
+    restores them afterwards (``None``: torch's setting). One thread keeps
+    the timings steady on a busy machine, where threads wait on each other.
 
     Returned keys (bytes, seconds):
 
@@ -160,8 +177,6 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
     >>> cost["time_ratio"] > 0
     True
     """
-    from clonelab.memory import measure
-
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     if not isinstance(x, Tensor):
@@ -174,6 +189,8 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
         raise TypeError(f"repeat must be an int >= 0, got {repeat!r}")
     if repeat < 0:
         raise ValueError(f"repeat must be an int >= 0, got {repeat!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be None or an int >= 1, got {threads!r}")
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError):
@@ -183,6 +200,12 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError("device='cuda' needs a CUDA GPU, and torch.cuda.is_available() is False here")
     _blocks(model)  # checks the blocks before any work
+    with _threads(threads):
+        return _clone_cost(model, x, backward, dev, repeat)
+
+
+def _clone_cost(model: nn.Module, x: Tensor, backward: bool, dev: torch.device, repeat: int) -> dict[str, Any]:
+    from clonelab.memory import measure
 
     xs = x.detach().to(dev)
     variants = {mode: _variant(model, mode, dev) for mode in ("alias", "clone")}
@@ -193,22 +216,19 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
     hooks = [block.register_forward_pre_hook(lambda mod, args: inputs.append((names[mod], args[0].nbytes)))
              for block in names]
 
-    result: dict[str, Any] = {}
+    meters, reports = {}, {}
     for mode, twin in variants.items():
         _run(twin, xs, backward)  # warm-up: first-call allocations (thread pools, caches) stay out
         twin.zero_grad(set_to_none=True)
-        meter = measure(dev)
         inputs.clear()
-        with meter as report:
+        meters[mode] = measure(dev)
+        with meters[mode] as reports[mode]:
             out = _run(twin, xs, backward)
         del out
         twin.zero_grad(set_to_none=True)
-        result[f"{mode}_allocated"] = report.allocated
-        result[f"{mode}_peak"] = report.peak
-        result[f"{mode}_net"] = report.net
-        result[f"_{mode}_report"] = (meter, report)
     for h in hooks:
         h.remove()
+    alias, clone = reports["alias"], reports["clone"]
 
     calls = [name for name, _ in inputs]
     blocks: dict[str, int] = {}
@@ -219,15 +239,13 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
     else:
         expected = sum(n for _, n in inputs)
 
-    clone_meter, clone_report = result.pop("_clone_report")
-    alias_meter, alias_report = result.pop("_alias_report")
     if dev.type == "cpu":
-        # measure() keeps its profiler; its event tree also says which allocation was which clone.
-        live, phase = _clones_live_at_peak(clone_meter._profiler, calls)
+        # measure() keeps the profiler it ran; its event tree also says which allocation was which clone.
+        live, phase = _clones_live_at_peak(meters["clone"]._profiler, calls)
         requested = None
     else:
         live, phase = None, None
-        requested = clone_report.requested - alias_report.requested
+        requested = clone.requested - alias.requested
 
     times: dict[str, list[float]] = {"alias": [], "clone": []}
     for _ in range(repeat):
@@ -248,16 +266,16 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
         "input_shape": tuple(x.shape),
         "blocks": blocks,
         "expected_extra": expected,
-        "alias_allocated": result["alias_allocated"],
-        "clone_allocated": result["clone_allocated"],
-        "extra_allocated": result["clone_allocated"] - result["alias_allocated"],
+        "alias_allocated": alias.allocated,
+        "clone_allocated": clone.allocated,
+        "extra_allocated": clone.allocated - alias.allocated,
         "extra_requested": requested,
-        "alias_peak": result["alias_peak"],
-        "clone_peak": result["clone_peak"],
-        "extra_peak": result["clone_peak"] - result["alias_peak"],
-        "alias_net": result["alias_net"],
-        "clone_net": result["clone_net"],
-        "extra_net": result["clone_net"] - result["alias_net"],
+        "alias_peak": alias.peak,
+        "clone_peak": clone.peak,
+        "extra_peak": clone.peak - alias.peak,
+        "alias_net": alias.net,
+        "clone_net": clone.net,
+        "extra_net": clone.net - alias.net,
         "live_at_peak": live,
         "peak_phase": phase,
         "alias_time_s": alias_t,

@@ -541,7 +541,7 @@ def plot_history(histories: Mapping[str, Any], *, title: str | None = None) -> F
     """Training loss per step (log scale) and test accuracy per epoch, per variant.
 
     Each value needs ``step_loss`` (a loss per step) and ``test_acc`` (a
-    fraction in 0..1 per epoch), like ``clonelab.train``'s ``History``;
+    fraction in 0..1 per epoch), like ``clonelab.training``'s ``History``;
     ``time_s`` and ``peak_bytes``, when present, go into the legend.
     Identical curves stay visible: later variants are drawn dashed on top.
 
@@ -566,7 +566,7 @@ def plot_history(histories: Mapping[str, Any], *, title: str | None = None) -> F
             if not hasattr(h, attr):
                 raise TypeError(
                     f"histories[{name!r}] has no attribute {attr!r}; pass History objects "
-                    "from clonelab.train (step_loss, test_acc, ...)"
+                    "from clonelab.training (step_loss, test_acc, ...)"
                 )
         loss = _as_floats(h.step_loss, f"histories[{name!r}].step_loss")
         acc = _as_floats(h.test_acc, f"histories[{name!r}].test_acc")

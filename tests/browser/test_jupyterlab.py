@@ -1,5 +1,6 @@
 """Every notebook, opened in a real JupyterLab and run with Run > Run All Cells, as a reader would.
 
+Collapsed inputs (the solutions) are expanded first, since JupyterLab shows no prompt for them.
 Checks what the reader sees: every code cell ran (an execution count, no [*]), no traceback,
 the figures rendered, the Colab badge and the previous/contents/next links. A full-page
 screenshot of each notebook lands in screenshots/NAME.png.
@@ -154,6 +155,8 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, i):
         page.locator(PANEL).wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
         _wait_for_kernel(page, LOAD_TIMEOUT_MS)
 
+        # a collapsed input (the solutions) shows no prompt, so no [*] or count: expand them all
+        _click_menu(page, "View", "notebook:show-all-cell-code")
         # start from blank prompts, so that the counts and figures seen below are this run's
         _click_menu(page, "Edit", "editmenu:clear-all")
         page.wait_for_function(f"() => ({PROMPTS_JS})().every(p => !/\\d/.test(p))", timeout=10_000)

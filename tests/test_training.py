@@ -1,4 +1,4 @@
-"""Tests for clonelab.train: determinism, alias == clone, learning, errors."""
+"""Tests for clonelab.training: determinism, alias == clone, learning, errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 
 from clonelab.data import Digits, load_digits_tensors
 from clonelab.models import BasicBlock, ReluFirstBlock, resnet
-from clonelab.train import History, train
+from clonelab.training import History, train
 
 
 @pytest.fixture(scope="module")
