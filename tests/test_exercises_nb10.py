@@ -24,7 +24,7 @@ def test_10_1_right(answer, capsys):
     ({"A", "B", "C", "E", "F"}, "one run only"),
     ({"A", "B"}, "missing"),
     (set(), "missing"),
-    ({"A", "B", "C", "E", "G"}, "G is not one of them"),
+    ({"A", "B", "C", "E", "G"}, "the options are A to F"),
     ({"AB"}, "set of letters"),
     (4, "set of letters"),
 ])

@@ -15,15 +15,15 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import statistics
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import torch
 from torch import Tensor, nn
+
+from clonelab.training import intra_op_threads
 
 __all__ = ["clone_cost"]
 
@@ -66,18 +66,6 @@ def _run(model: nn.Module, x: Tensor, backward: bool) -> Tensor:
     if backward:
         out.sum().backward()
     return out
-
-
-@contextlib.contextmanager
-def _threads(n: int | None) -> Iterator[None]:
-    """Run the block with ``n`` intra-op CPU threads (``None``: leave torch's setting), then restore it."""
-    before = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _sync(device: torch.device) -> None:
@@ -200,7 +188,7 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError("device='cuda' needs a CUDA GPU, and torch.cuda.is_available() is False here")
     _blocks(model)  # checks the blocks before any work
-    with _threads(threads):
+    with intra_op_threads(threads):
         return _clone_cost(model, x, backward, dev, repeat)
 
 

@@ -104,7 +104,7 @@ def _accuracy(model: nn.Module, x: Tensor, y: Tensor, batch_size: int) -> float:
 
 
 @contextlib.contextmanager
-def _intra_op_threads(n: int | None) -> Iterator[None]:
+def intra_op_threads(n: int | None) -> Iterator[None]:
     """Use ``n`` CPU threads inside ops for a while, then restore the old setting."""
     before = torch.get_num_threads()
     if n is not None:
@@ -166,7 +166,7 @@ def train(
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError("model must have parameters that require grad")
 
-    with _intra_op_threads(threads):
+    with intra_op_threads(threads):
         return _fit(model, data, epochs, seed, batch_size, lr, progress)
 
 

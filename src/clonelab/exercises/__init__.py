@@ -48,6 +48,26 @@ def _demo(answer):
     return answer == 4 and not isinstance(answer, bool)
 
 
+def letters(answer: Any, allowed: str) -> set[str] | None:
+    """Read a multiple-choice answer ("A, C", "ac", {"A", "C"}, ["a"]) as a set of capital letters.
+
+    Returns None for anything else, or for a letter outside ``allowed``.
+
+    >>> sorted(letters("a, c", "ABCD")), letters("AZ", "ABCD")
+    (['A', 'C'], None)
+    """
+    if isinstance(answer, str):
+        items = [c for c in answer if not c.isspace() and c not in ",;"]
+    elif isinstance(answer, (set, frozenset, list, tuple)):
+        items = list(answer)
+    else:
+        return None
+    if not all(isinstance(i, str) and len(i.strip()) == 1 for i in items):
+        return None
+    found = {i.strip().upper() for i in items}
+    return found if found <= set(allowed.upper()) else None
+
+
 def _load_all() -> None:
     global _loaded
     if not _loaded:

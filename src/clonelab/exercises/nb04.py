@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from clonelab.exercises import exercise
+from clonelab.exercises import exercise, letters
 
 
 def _version_puzzle() -> int:
@@ -84,23 +84,10 @@ def lines_that_write() -> set[str]:
     return writes
 
 
-def _letters(answer) -> set[str] | None:
-    if isinstance(answer, str):
-        items = [c for c in answer if not c.isspace() and c not in ",;"]
-    elif isinstance(answer, (set, frozenset, list, tuple)):
-        items = list(answer)
-    else:
-        return None
-    if not all(isinstance(c, str) for c in items):
-        return None
-    letters = {c.strip().upper() for c in items}
-    return letters if letters <= set(LINES) else None
-
-
 @exercise("04.2", hint="for each line ask: does it write into existing memory (which tensor's?), "
                        "or make a new tensor and at most move a name?")
 def _(answer):
-    got = _letters(answer)
+    got = letters(answer, "".join(LINES))
     if got is None:
         return f"give letters from A to {max(LINES)}, as a string such as \"AE\" or a set such as {{\"A\", \"E\"}}"
     right = lines_that_write()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from clonelab.exercises import exercise
+from clonelab.exercises import exercise, letters
 
 # --- 10.1: which changes keep alias and clone bitwise identical? -------------------
 
@@ -13,32 +13,19 @@ _OPTIONS = "ABCDEF"
 _IDENTICAL = {"A", "B", "C", "E"}  # D: ReluFirstBlock writes into x; F: a different learning rate
 
 
-def _letters(answer: Any) -> set[str] | None:
-    if isinstance(answer, str):
-        items = [c for c in answer if not c.isspace() and c not in ",;"]
-    elif isinstance(answer, (set, frozenset, list, tuple)):
-        items = list(answer)
-    else:
-        return None
-    if not all(isinstance(i, str) and len(i.strip()) == 1 for i in items):
-        return None
-    return {i.strip().upper() for i in items}
-
-
 @exercise("10.1", hint="ask of each change: does anything now write into a block's input x before the "
                        "addition, or do the two runs no longer do the same thing?")
 def _keeps_identical(answer):
-    letters = _letters(answer)
-    if letters is None:
+    chosen = letters(answer, _OPTIONS)
+    if chosen is None:
+        if letters(answer, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") is not None:
+            return "the options are A to F"
         return 'answer should be a set of letters, e.g. {"A", "B"}'
-    unknown = sorted(letters - set(_OPTIONS))
-    if unknown:
-        return f"the options are A to F; {', '.join(unknown)} is not one of them"
-    if letters == _IDENTICAL:
+    if chosen == _IDENTICAL:
         return True
-    if "D" in letters:
+    if "D" in chosen:
         return "one of your letters makes the block write into its input: the alias then sees the change"
-    if "F" in letters:
+    if "F" in chosen:
         return "one of your letters changes the training of one run only"
     return "some changes that keep the runs identical are missing; try them: each takes a few seconds"
 
