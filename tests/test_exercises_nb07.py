@@ -9,12 +9,12 @@ import torch
 from clonelab import check, measure
 
 
-@pytest.mark.parametrize("answer", [200, np.int64(200), torch.tensor(200)])
+@pytest.mark.parametrize("answer", [200, np.int64(200), torch.tensor(200), 200.0, torch.tensor(200.0)])
 def test_07_1_right(answer, capsys):
     assert check("07.1", answer)
 
 
-@pytest.mark.parametrize("answer", [100, 400, 800, 200.5, True, "200", None, torch.tensor(200.0)])
+@pytest.mark.parametrize("answer", [100, 400, 800, 200.5, True, "200", None, torch.tensor(200.5)])
 def test_07_1_wrong(answer, capsys):
     assert not check("07.1", answer)
     assert "200" not in capsys.readouterr().out.replace("07.1", "")
@@ -38,6 +38,7 @@ def _measured(t):
     lambda t: t.numel() * t.element_size(),
     lambda t: t.numel() * t.itemsize,
     lambda t: t.clone().untyped_storage().nbytes(),
+    lambda t: float(t.nbytes),                    # a whole number, written as a float
     _measured,
 ])
 def test_07_2_right(answer, capsys):
@@ -50,7 +51,7 @@ def test_07_2_right(answer, capsys):
     lambda t: t.numel(),                          # elements, not bytes
     lambda t: t.numel() * 4,                      # assumes float32
     lambda t: 0,                                  # the alias's cost
-    lambda t: float(t.nbytes),                    # not a whole number of bytes
+    lambda t: t.nbytes / 3,                       # not a whole number of bytes
     42,                                           # not a function
 ])
 def test_07_2_wrong(answer, capsys):

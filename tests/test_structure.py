@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 import nbtool
-from conftest import ROOT, notebook_paths
+from conftest import notebook_paths
 
 PATHS = notebook_paths()
 MACHINE_PATH = re.compile(r"(/root/|/home/\w|/tmp/|/work/|/Users/|[A-Z]:\\\\Users\\\\|site-packages)")

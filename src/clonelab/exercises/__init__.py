@@ -68,6 +68,34 @@ def letters(answer: Any, allowed: str) -> set[str] | None:
     return found if found <= set(allowed.upper()) else None
 
 
+def number(value: Any) -> float | None:
+    """A real number as a float: an int, a float, a NumPy scalar or a one-element tensor; else None.
+
+    >>> number(3), number(2.5), number(True), number("3")
+    (3.0, 2.5, None, None)
+    """
+    import numbers
+
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if type(value).__module__.startswith("torch") and hasattr(value, "numel"):
+        if value.numel() == 1 and not value.is_complex() and str(value.dtype) != "torch.bool":
+            return float(value.item())
+    return None
+
+
+def whole_number(value: Any) -> int | None:
+    """A whole number as an int (200, 200.0, numpy.int64(200), torch.tensor(200)); else None.
+
+    >>> whole_number(200.0), whole_number(2.5), whole_number(False)
+    (200, None, None)
+    """
+    found = number(value)
+    return int(found) if found is not None and found.is_integer() else None
+
+
 def _load_all() -> None:
     global _loaded
     if not _loaded:

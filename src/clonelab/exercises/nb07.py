@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-import numbers
-from typing import Any
 
-from clonelab.exercises import exercise
-
-
-def _as_int(value: Any) -> int | None:
-    """An integer answer as a Python int (an int, a NumPy integer or a one-element integer tensor), else None."""
-    import torch
-
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.is_floating_point() \
-            and value.dtype != torch.bool:
-        return int(value.item())
-    return None
+from clonelab.exercises import exercise, whole_number
 
 
 @exercise("07.1", hint="measure() a clone of that tensor and read m.allocated; "
                        "a clone allocates numel() * element_size() bytes")
 def _clone_bytes_fp16(answer):
-    value = _as_int(answer)
+    value = whole_number(answer)
     if value is None:
         return "give a whole number of bytes, an int"
     if value == 200:
@@ -63,7 +47,7 @@ def _clone_cost(answer):
         return "answer should be the function clone_cost itself (no parentheses)"
     for t in _cases():
         expected = t.numel() * t.element_size()
-        got = _as_int(answer(t))
+        got = whole_number(answer(t))
         if got is None:
             return "clone_cost(t) should return a whole number of bytes"
         if got == expected:
@@ -79,7 +63,7 @@ def _clone_cost(answer):
 def _residual_extra(answer):
     if not isinstance(answer, dict) or set(answer) != {"allocated", "saved"}:
         return 'answer should be a dict with exactly the keys "allocated" and "saved"'
-    allocated, saved = _as_int(answer["allocated"]), _as_int(answer["saved"])
+    allocated, saved = whole_number(answer["allocated"]), whole_number(answer["saved"])
     if allocated is None or saved is None:
         return "both values should be whole numbers of bytes (ints)"
     right_alloc = allocated == 4 * 16 * 64 * 64 * 4

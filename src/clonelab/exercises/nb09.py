@@ -2,27 +2,9 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
-from clonelab.exercises import exercise
-
-
-def _int(value: Any) -> int | None:
-    """An integral number as an int (an int, a NumPy integer, a whole float, a one-element tensor), else None."""
-    import torch
-
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, torch.Tensor):
-        if value.numel() != 1 or value.is_floating_point() or value.is_complex():
-            return None
-        return int(value.item())
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real) and float(value).is_integer():
-        return int(value)
-    return None
+from clonelab.exercises import exercise, whole_number
 
 
 # --- 09.1: the total extra bytes of the clone in a ResNet-18 forward pass ----------
@@ -45,7 +27,7 @@ def _block_inputs_resnet18(batch: int, size: int) -> list[int]:
 @exercise("09.1", hint="the clone copies each block's input once; add up the bytes of the inputs of "
                        "all 8 blocks (forward pre-hooks on the blocks see them)")
 def _total_extra(answer):
-    given = _int(answer)
+    given = whole_number(answer)
     if given is None:
         return "answer should be a whole number of bytes (an int)"
     sizes = _block_inputs_resnet18(8, 224)
@@ -165,7 +147,7 @@ _X_NBYTES = 8 * 64 * 32 * 32 * 4
 def _held_after_forward(answer):
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         return "answer should be a tuple (plain_block, downsampling_block) of two ints"
-    plain, down = (_int(v) for v in answer)
+    plain, down = (whole_number(v) for v in answer)
     if plain is None or down is None:
         return "both entries should be whole numbers of bytes"
     if (plain, down) == (0, _X_NBYTES):

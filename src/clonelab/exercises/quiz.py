@@ -19,7 +19,7 @@ import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable
 
-from clonelab.exercises import exercise
+from clonelab.exercises import exercise, number
 
 TOLERANCE = 1e-6  # absolute, for float32 gradients of values near 1
 
@@ -59,19 +59,6 @@ def _compare_sets(chosen: set[str], truth: set[str]) -> bool | str:
     return " and ".join(parts)
 
 
-def _number(value: Any) -> float | None:
-    """A real number (int, float, NumPy scalar or one-element tensor) as a float; None otherwise."""
-    import torch
-
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.dtype == torch.bool:
-        return float(value.item())
-    return None
-
-
 def _numbers(answer: Any, n: int, what: str) -> list[float] | str:
     import torch
 
@@ -81,7 +68,7 @@ def _numbers(answer: Any, n: int, what: str) -> list[float] | str:
         answer = answer.tolist()
     if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
         return f"answer with {what}"
-    values = [_number(v) for v in answer]
+    values = [number(v) for v in answer]
     if len(values) != n or any(v is None for v in values):
         return f"answer with {what}"
     return values
