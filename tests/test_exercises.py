@@ -17,6 +17,9 @@ def test_right_wrong_and_missing_answers(capsys):
     assert "Hint: 2 + 2" in out and "4" not in out.replace("demo.1", "")
     assert not check("demo.1", ...)
     assert "no answer yet" in capsys.readouterr().out
+    for template in [{"a": ..., "b": 1}, (1, ...), [...]]:
+        assert not check("demo.1", template)
+        assert "no answer yet" in capsys.readouterr().out
 
 
 def test_an_answer_that_breaks_the_validator_is_wrong_not_a_crash(capsys):

@@ -129,14 +129,26 @@ class Verdict:
         pass
 
 
+def _unanswered(answer: Any) -> bool:
+    """The template as handed out: ``...`` itself, or a dict, list, tuple or set still holding one."""
+    if answer is ...:
+        return True
+    if isinstance(answer, dict):
+        return any(v is ... for v in answer.values())
+    if isinstance(answer, (list, tuple, set, frozenset)):
+        return any(v is ... for v in answer)
+    return False
+
+
 def check(exercise_id: str, answer: Any) -> Verdict:
     """Check ``answer`` for ``exercise_id``; print ✓ or a hint; return a truthy/falsy Verdict.
 
-    An answer left as ``...`` gets a reminder, not an error. A validator that
+    An answer left as ``...`` (or a dict, list or tuple still holding a ``...``)
+    gets a reminder, not an error. A validator that
     fails on an odd answer (wrong type, wrong shape) counts as "not yet".
 
     >>> check("demo.1", ...).passed
-    … demo.1: no answer yet. Replace the ... with your answer.
+    … demo.1: no answer yet. Replace each ... with your answer.
     False
     """
     if not isinstance(exercise_id, str):
@@ -145,8 +157,8 @@ def check(exercise_id: str, answer: Any) -> Verdict:
     if exercise_id not in _REGISTRY:
         raise ValueError(f"unknown exercise_id {exercise_id!r}; known ids: {', '.join(sorted(_REGISTRY))}")
     validator, hint = _REGISTRY[exercise_id]
-    if answer is ...:
-        message = f"… {exercise_id}: no answer yet. Replace the ... with your answer."
+    if _unanswered(answer):
+        message = f"… {exercise_id}: no answer yet. Replace each ... with your answer."
         print(message)
         return Verdict(exercise_id, False, message)
     try:
