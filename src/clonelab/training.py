@@ -13,7 +13,7 @@ identical losses, run after run. That is what lets the notebook assert that
 >>> a = train(copy.deepcopy(model), data, epochs=1, progress=False)
 >>> b = train(copy.deepcopy(model), data, epochs=1, progress=False)
 >>> a.step_loss == b.step_loss, len(a.step_loss)
-(True, 22)
+(True, 21)
 """
 
 from __future__ import annotations
