@@ -20,8 +20,11 @@ $(VENV)/.clonelab-browser: $(INSTALLED)
 	$(BIN)/python -m pip install -e ".[lab,test,browser]"
 	touch $@
 
+# Jupyter refuses to run as root unless told; in a container you often are root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
+
 lab: $(INSTALLED)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $(ROOT_FLAG)
 
 test: $(INSTALLED)
 	$(BIN)/python -m pytest
