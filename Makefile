@@ -45,7 +45,7 @@ stamp student links html: $(INSTALLED)
 
 # A markdown table of measured run times and suggested workshop minutes (for workshop/README.md).
 timings: $(INSTALLED)
-	$(BIN)/python tools/nbtool.py timings
+	$(BIN)/python tools/nbtool.py timings --write
 
 benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/memory_accuracy.py

@@ -293,8 +293,16 @@ def machine() -> str:
             f"Python {platform.python_version()}, torch {torch_version}")
 
 
-def timings(names: list[str], timeout: int = 300) -> int:
-    """Run each notebook in a fresh kernel (writing nothing) and print the markdown timings table."""
+TIMINGS_START = "<!-- timings: paste the output of `python tools/nbtool.py timings` here -->"
+TIMINGS_END = "<!-- /timings -->"
+GUIDE = ROOT / "workshop" / "README.md"
+
+
+def timings(names: list[str], timeout: int = 300, write: bool = False) -> int:
+    """Run each notebook in a fresh kernel (writing nothing) and print the markdown timings table.
+
+    With ``write``, also put the table into the facilitator guide, between its timings markers.
+    """
     rows = []
     for path in select(names):
         nb = read(path)
@@ -302,10 +310,15 @@ def timings(names: list[str], timeout: int = 300) -> int:
         seconds = run_in_fresh_kernel(nb, timeout)
         rows.append((path.name, seconds, counts))
         print(f"{path.name}: {seconds:.1f} s", file=sys.stderr)  # progress; stdout is the table
-    print(f"Measured on {time.strftime('%Y-%m-%d')}, {machine()}, with `python tools/nbtool.py timings` "
-          "(run time: a fresh kernel, start-up included).\n")
-    print(f"{TIMINGS_FORMULA}.\n")
-    print(timings_table(rows))
+    text = (f"Measured on {time.strftime('%Y-%m-%d')}, {machine()}, with `python tools/nbtool.py timings` "
+            "(run time: a fresh kernel, start-up included).\n\n"
+            f"{TIMINGS_FORMULA}.\n\n{timings_table(rows)}")
+    print(text)
+    if write:
+        guide = GUIDE.read_text()
+        start, end = guide.index(TIMINGS_START) + len(TIMINGS_START), guide.index(TIMINGS_END)
+        GUIDE.write_text(guide[:start] + "\n\n" + text.rstrip() + "\n\n" + guide[end:])
+        print(f"timings: written to {GUIDE.relative_to(ROOT)}", file=sys.stderr)
     return 0
 
 
@@ -464,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     tm = sub.add_parser("timings", help="run notebooks (writing nothing) and print a workshop timings table")
     tm.add_argument("notebooks", nargs="*", help="names like 01 or 01_clone_or_assign (default: all)")
     tm.add_argument("--timeout", type=int, default=300, help="seconds per cell")
+    tm.add_argument("--write", action="store_true", help="also put the table into workshop/README.md")
     args = parser.parse_args(argv)
     if args.command == "stamp":
         return stamp()
@@ -474,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "student":
         return student()
     if args.command == "timings":
-        return timings(args.notebooks, args.timeout)
+        return timings(args.notebooks, args.timeout, args.write)
     return build_html()
 
 
