@@ -2,9 +2,9 @@
 
 Where the right answer is a fact about PyTorch that is cheap to compute, the
 check computes it by running PyTorch, so it stays right if a release changes
-the behaviour. Two answers are written down instead: ``quiz.10`` asks *why*
-(a choice between explanations), and ``quiz.11`` would need a training run.
-tests/test_exercises_quiz.py checks both against what PyTorch does.
+the behaviour. One answer is written down instead: ``quiz.10`` asks *why*
+(a choice between explanations); tests/test_exercises_quiz.py checks it
+against what PyTorch does.
 
 >>> from clonelab import check
 >>> bool(check("quiz.2", [0.0, 0.0, 0.0]))  # doctest: +ELLIPSIS
@@ -19,7 +19,7 @@ import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable
 
-from clonelab.exercises import exercise, number
+from clonelab.exercises import exercise, number, whole_number
 
 TOLERANCE = 1e-6  # absolute, for float32 gradients of values near 1
 
@@ -457,18 +457,41 @@ def _quiz_10(answer):
     return _QUIZ_10_WRONG.get(letter, True)
 
 
-# --- quiz.11 (notebook 10): training with alias and clone --------------------
+# --- quiz.11 (notebook 09): what a clone still holds after the forward pass ----------
 
-QUIZ_11_EXPECTED = {"BasicBlock": "identical", "ReluFirstBlock": "different"}  # checked in the tests
+QUIZ_11_SHAPE = (4, 3, 32, 32)  # the batch of images in the question
 
 
-@exercise("quiz.11", hint="a model where nothing writes into x cannot tell an alias from a copy; "
-                          "one that writes into x before the addition can")
+def _downsampling_inputs() -> dict[str, int]:
+    """nbytes of the input of every downsampling BasicBlock of resnet18 on QUIZ_11_SHAPE, from shapes alone."""
+    import torch
+
+    from clonelab.models import BasicBlock, resnet
+
+    net = resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000).to("meta")  # no memory, no compute
+    sizes: dict[str, int] = {}
+    for name, m in net.named_modules():
+        if isinstance(m, BasicBlock):
+            m.register_forward_pre_hook(
+                lambda module, args, name=name: sizes.__setitem__(name, (args[0].nbytes, module.downsample)))
+    net(torch.empty(*QUIZ_11_SHAPE, device="meta"))
+    return {name: n for name, (n, down) in sizes.items() if down is not None}
+
+
+@exercise("quiz.11", hint="a block's clone outlives the block only if some backward node saved it; "
+                          "which blocks feed the clone into a convolution?")
 def _quiz_11(answer):
-    if not isinstance(answer, Mapping) or set(answer) != set(QUIZ_11_EXPECTED):
-        return f"answer with a dict with exactly the keys {sorted(QUIZ_11_EXPECTED)}"
-    given = {k: v.strip().lower() if isinstance(v, str) else v for k, v in answer.items()}
-    if any(v not in ("identical", "different") for v in given.values()):
-        return 'every value should be "identical" or "different"'
-    wrong = sum(given[k] != v for k, v in QUIZ_11_EXPECTED.items())
-    return True if not wrong else f"{wrong} of the 2 {'is' if wrong == 1 else 'are'} not right yet"
+    given = whole_number(answer)
+    if given is None:
+        return "answer with a whole number of bytes (an int)"
+    held = _downsampling_inputs()
+    total = sum(held.values())
+    if given == total:
+        return True
+    if given == 0:
+        return "some clones are still alive after the forward pass: which ones did a backward node save?"
+    if given * 4 == total:
+        return "count bytes, not elements (float32: 4 bytes each)"
+    if given in held.values():
+        return "that is one block's clone; count every block whose clone is still held"
+    return "not right yet: add up the inputs of the blocks whose clone is still held"
