@@ -127,3 +127,17 @@ def test_cuda():
     assert cost["extra_allocated"] == cost["expected_extra"]
     assert cost["extra_requested"] == sum(cost["blocks"].values())
     assert cost["live_at_peak"] is None and cost["time_ratio"] > 0
+
+
+def test_block_inputs_from_shapes_alone():
+    from clonelab import block_inputs
+    from clonelab.models import BasicBlock, resnet
+
+    net = resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000).to("meta")
+    sizes = block_inputs(net, torch.empty(1, 3, 224, 224, device="meta"))
+    assert list(sizes) == [f"layer{i}.{j}" for i in range(1, 5) for j in range(2)]
+    assert sizes["layer1.0"] == 64 * 56 * 56 * 4 and sizes["layer4.1"] == 512 * 7 * 7 * 4
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        block_inputs(net, [1])
+    with pytest.raises(ValueError, match="model must contain BasicBlock or Bottleneck"):
+        block_inputs(torch.nn.Linear(2, 2), torch.empty(2, 2))

@@ -29,6 +29,7 @@ _EXPORTS = {
     "saved_by_node": "memory",
     "rss_line_profile": "memory",
     "clone_cost": "cost",
+    "block_inputs": "cost",
     # graphs
     "draw_graph": "graphs",
     "side_by_side": "graphs",

@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from clonelab.training import intra_op_threads
 
-__all__ = ["clone_cost"]
+__all__ = ["block_inputs", "clone_cost"]
 
 # The CUDA caching allocator hands out blocks in multiples of 512 bytes.
 _CUDA_BLOCK = 512
@@ -49,6 +49,35 @@ def _blocks(model: nn.Module) -> list[tuple[str, nn.Module]]:
     if not found:
         raise ValueError("model must contain BasicBlock or Bottleneck blocks (e.g. clonelab.resnet(...)), "
                          "found none")
+    return found
+
+
+def block_inputs(model: nn.Module, x: Tensor) -> dict[str, int]:
+    """Bytes of each residual block's input (what its clone copies) when ``model`` runs on ``x``.
+
+    Forward pre-hooks on the blocks see their inputs. On the ``meta`` device
+    this costs no memory and no compute: shapes alone give the bytes.
+
+    >>> import torch
+    >>> from clonelab.models import BasicBlock, resnet
+    >>> net = resnet(BasicBlock, [1, 1], in_channels=1, base_width=4, stem="small").to("meta")
+    >>> block_inputs(net, torch.empty(2, 1, 8, 8, device="meta"))
+    {'layer1.0': 2048, 'layer2.0': 2048}
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    found: dict[str, int] = {}
+    hooks = [block.register_forward_pre_hook(
+                 lambda mod, args, name=name: found.__setitem__(name, found.get(name, 0) + args[0].nbytes))
+             for name, block in _blocks(model)]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in hooks:
+            h.remove()
     return found
 
 

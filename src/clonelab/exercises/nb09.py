@@ -13,15 +13,11 @@ def _block_inputs_resnet18(batch: int, size: int) -> list[int]:
     """nbytes of every BasicBlock's input in resnet18 (torchvision's layout), from shapes alone."""
     import torch
 
+    from clonelab.cost import block_inputs
     from clonelab.models import BasicBlock, resnet
 
     net = resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000).to("meta")  # no memory, no compute
-    sizes: list[int] = []
-    for m in net.modules():
-        if isinstance(m, BasicBlock):
-            m.register_forward_pre_hook(lambda module, args: sizes.append(args[0].nbytes))
-    net(torch.empty(batch, 3, size, size, device="meta"))
-    return sizes
+    return list(block_inputs(net, torch.empty(batch, 3, size, size, device="meta")).values())
 
 
 @exercise("09.1", hint="the clone copies each block's input once; add up the bytes of the inputs of "

@@ -466,16 +466,12 @@ def _downsampling_inputs() -> dict[str, int]:
     """nbytes of the input of every downsampling BasicBlock of resnet18 on QUIZ_11_SHAPE, from shapes alone."""
     import torch
 
+    from clonelab.cost import block_inputs
     from clonelab.models import BasicBlock, resnet
 
     net = resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000).to("meta")  # no memory, no compute
-    sizes: dict[str, int] = {}
-    for name, m in net.named_modules():
-        if isinstance(m, BasicBlock):
-            m.register_forward_pre_hook(
-                lambda module, args, name=name: sizes.__setitem__(name, (args[0].nbytes, module.downsample)))
-    net(torch.empty(*QUIZ_11_SHAPE, device="meta"))
-    return {name: n for name, (n, down) in sizes.items() if down is not None}
+    sizes = block_inputs(net, torch.empty(*QUIZ_11_SHAPE, device="meta"))
+    return {name: n for name, n in sizes.items() if net.get_submodule(name).downsample is not None}
 
 
 @exercise("quiz.11", hint="a block's clone outlives the block only if some backward node saved it; "
