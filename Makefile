@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # second `make lab` or `make test` goes straight to work.
 INSTALLED := $(VENV)/.clonelab-installed
 
-.PHONY: lab test test-browser test-colab notebooks stamp student links html timings benchmark clean
+.PHONY: lab test test-lower test-browser test-colab notebooks stamp student links html timings benchmark clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,19 @@ lab: $(INSTALLED)
 
 test: $(INSTALLED)
 	$(BIN)/python -m pytest
+
+# The whole suite, every notebook included, again on the lowest torch the series supports (the bound in pyproject.toml,
+# which a test keeps equal to LOWER_TORCH), in a venv of its own. On Linux, PyPI has only CUDA
+# builds of older torch (about 3 GB); they run on the CPU.
+LOWER_TORCH ?= 2.4.0
+LOWER_VENV ?= .venv-lower
+
+test-lower:
+	test -x $(LOWER_VENV)/bin/python || $(PYTHON) -m venv $(LOWER_VENV)
+	$(LOWER_VENV)/bin/python -m pip install -q "torch==$(LOWER_TORCH)"
+	$(LOWER_VENV)/bin/python -m pip install -q -e ".[test]"
+	$(LOWER_VENV)/bin/python -c "import torch; assert torch.__version__.split('+')[0] == '$(LOWER_TORCH)', torch.__version__"
+	$(LOWER_VENV)/bin/python -m pytest -p no:cacheprovider
 
 test-browser: $(VENV)/.clonelab-browser
 	$(BIN)/python -m pytest -m browser tests/browser

@@ -3,7 +3,7 @@
 
 For ResNet-18 and ResNet-50 shapes (torchvision's layouts, 1000 classes), a
 forward pass and a forward+backward pass, on the CPU and on CUDA when there is
-a GPU, it prints:
+a GPU, and for two orderings of the shortcut line, it prints:
 
 * total bytes allocated with alias and with clone, the difference, and the
   expected difference (the sum of every block input's ``nbytes``);
@@ -11,12 +11,22 @@ a GPU, it prints:
   clone is alive at the clone run's peak (CPU only);
 * the median time of each variant over repeated runs, and their ratio.
 
+The two orderings differ in one line of a downsampling block. clonelab's
+blocks write ``identity = self.downsample(identity)``: the shortcut's 1x1
+convolution reads the clone and saves it for backward, so a downsampling
+block's clone lives until backward reaches that convolution. torchvision's
+blocks write ``identity = self.downsample(x)``: there the clone is used by
+nothing and is freed when ``identity`` is rebound, inside the block. The
+torchvision ordering is measured with small subclasses defined below
+(``TorchvisionOrderBasicBlock``, ``TorchvisionOrderBottleneck``), which differ
+from clonelab's blocks in that one line only.
+
 Bytes come from ``clonelab.measure()`` (the profiler's allocator events on the
 CPU, the caching allocator's statistics on CUDA), through ``clonelab.cost.clone_cost``.
 
-Run: ``python benchmarks/clone_cost.py`` (under a minute on an idle 2-core machine);
-``--batch``, ``--size``, ``--repeat``, ``--threads`` and ``--device`` change the
-defaults. The byte counts are exact and repeatable; the timings move with
+Run: ``python benchmarks/clone_cost.py`` (about two minutes on an idle 2-core machine);
+``--batch``, ``--size``, ``--repeat``, ``--threads``, ``--device`` and ``--order``
+change the defaults. The byte counts are exact and repeatable; the timings move with
 whatever else the machine is doing, which is why each is a median, the two
 variants alternate, and the CPU runs use one thread unless told otherwise (on a
 busy machine, several threads spend much of their time waiting on each other).
@@ -30,10 +40,50 @@ import time
 
 import torch
 
+from torch import Tensor
+
 from clonelab.cost import clone_cost
 from clonelab.models import BasicBlock, Bottleneck, resnet
 
-MODELS = [("ResNet-18", BasicBlock, [2, 2, 2, 2]), ("ResNet-50", Bottleneck, [3, 4, 6, 3])]
+
+def _identity(x: Tensor, mode: str) -> Tensor:
+    return x.clone() if mode == "clone" else x
+
+
+class TorchvisionOrderBasicBlock(BasicBlock):
+    """clonelab's BasicBlock with torchvision's shortcut line: ``self.downsample(x)``."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        identity = _identity(x, self.identity)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        if self.downsample is not None:
+            identity = self.downsample(x)  # the clone, if any, is unused and freed here
+        out += identity
+        return self.relu(out)
+
+
+class TorchvisionOrderBottleneck(Bottleneck):
+    """clonelab's Bottleneck with torchvision's shortcut line: ``self.downsample(x)``."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        identity = _identity(x, self.identity)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        if self.downsample is not None:
+            identity = self.downsample(x)  # the clone, if any, is unused and freed here
+        out += identity
+        return self.relu(out)
+
+
+MODELS = [("ResNet-18", [2, 2, 2, 2]), ("ResNet-50", [3, 4, 6, 3])]
+# ordering -> the block class for each model
+BLOCKS = {
+    "clonelab": {"ResNet-18": BasicBlock, "ResNet-50": Bottleneck},            # downsample(identity)
+    "torchvision": {"ResNet-18": TorchvisionOrderBasicBlock,                   # downsample(x)
+                    "ResNet-50": TorchvisionOrderBottleneck},
+}
 
 
 def cpu_model() -> str:
@@ -65,6 +115,9 @@ def main() -> None:
                              "0: torch's own choice, all cores)")
     parser.add_argument("--device", choices=["cpu", "cuda", "all"], default="all",
                         help="where to run (default: the CPU, and CUDA when available)")
+    parser.add_argument("--order", choices=["clonelab", "torchvision", "both"], default="both",
+                        help="the shortcut line of a downsampling block: clonelab's downsample(identity), "
+                             "torchvision's downsample(x), or both (default)")
     args = parser.parse_args()
     if args.threads < 0:
         parser.error("--threads must be 0 (torch's choice) or more")
@@ -82,36 +135,44 @@ def main() -> None:
     print(f"input: batch {args.batch}, 3 x {args.size} x {args.size} images; 1000 classes; train mode; "
           f"timings: median of {args.repeat} runs")
     print("alloc and peak in MiB (2**20 bytes), differences in bytes; 'expected B' = the sum of the "
-          "block inputs' nbytes (on CUDA, each rounded up to a 512-byte block)\n")
+          "block inputs' nbytes (on CUDA, each rounded up to a 512-byte block); 'held B' = the extra bytes "
+          "still held at the end (after a forward pass: what the graph keeps for backward)")
+    print("order: 'clonelab' = identity = self.downsample(identity), 'torchvision' = "
+          "identity = self.downsample(x)\n")
+    orders = ["clonelab", "torchvision"] if args.order == "both" else [args.order]
 
-    head = (f"{'model':9} {'pass':7} {'device':6} | {'alloc alias':>11} {'alloc clone':>11} {'diff B':>11} "
-            f"{'expected B':>11} | {'peak alias':>10} {'peak clone':>10} {'diff B':>10} | "
-            f"{'t alias ms':>10} {'t clone ms':>10} {'ratio':>5}")
+    head = (f"{'model':9} {'pass':7} {'order':11} {'device':6} | {'alloc alias':>11} {'alloc clone':>11} "
+            f"{'diff B':>11} {'expected B':>11} | {'peak alias':>10} {'peak clone':>10} {'diff B':>10} "
+            f"{'held B':>10} | {'t alias ms':>10} {'t clone ms':>10} {'ratio':>5}")
     print(head)
     print("-" * len(head))
     lives = []
     start = time.perf_counter()
     for device in devices:
-        for name, block, layers in MODELS:
-            torch.manual_seed(0)
-            model = resnet(block, layers, num_classes=1000)
-            x = torch.randn(args.batch, 3, args.size, args.size)
-            for backward in (False, True):
-                c = clone_cost(model, x, backward=backward, device=device, repeat=args.repeat, threads=threads)
-                ok = "" if c["extra_allocated"] == c["expected_extra"] else " (!)"
-                print(f"{name:9} {'fwd+bwd' if backward else 'fwd':7} {device:6} | "
-                      f"{mib(c['alias_allocated']):>11} {mib(c['clone_allocated']):>11} "
-                      f"{c['extra_allocated']:>11,} {c['expected_extra']:>11,}{ok} | "
-                      f"{mib(c['alias_peak']):>10} {mib(c['clone_peak']):>10} {c['extra_peak']:>10,} | "
-                      f"{1e3 * c['alias_time_s']:>10.1f} {1e3 * c['clone_time_s']:>10.1f} "
-                      f"{c['time_ratio']:>5.2f}", flush=True)
-                lives.append((name, "fwd+bwd" if backward else "fwd", device, c))
+        for name, layers in MODELS:
+            for order in orders:
+                torch.manual_seed(0)  # the same weights in both orderings
+                model = resnet(BLOCKS[order][name], layers, num_classes=1000)
+                x = torch.randn(args.batch, 3, args.size, args.size)
+                for backward in (False, True):
+                    c = clone_cost(model, x, backward=backward, device=device, repeat=args.repeat,
+                                   threads=threads)
+                    ok = "" if c["extra_allocated"] == c["expected_extra"] else " (!)"
+                    kind = "fwd+bwd" if backward else "fwd"
+                    print(f"{name:9} {kind:7} {order:11} {device:6} | "
+                          f"{mib(c['alias_allocated']):>11} {mib(c['clone_allocated']):>11} "
+                          f"{c['extra_allocated']:>11,} {c['expected_extra']:>11,}{ok} | "
+                          f"{mib(c['alias_peak']):>10} {mib(c['clone_peak']):>10} {c['extra_peak']:>10,} "
+                          f"{c['extra_net']:>10,} | "
+                          f"{1e3 * c['alias_time_s']:>10.1f} {1e3 * c['clone_time_s']:>10.1f} "
+                          f"{c['time_ratio']:>5.2f}", flush=True)
+                    lives.append((name, kind, order, device, c))
     print("\nclones alive at the clone run's peak (the peak difference is at most their sum; equal when both "
           "runs peak at the same op):")
-    for name, kind, device, c in lives:
+    for name, kind, order, device, c in lives:
         if c["live_at_peak"] is not None:
             held = sum(c["blocks"][b] for b in c["live_at_peak"])
-            print(f"  {name} {kind} {device}: peak in {c['peak_phase']}; {short(c['live_at_peak'])} "
+            print(f"  {name} {kind} {order} {device}: peak in {c['peak_phase']}; {short(c['live_at_peak'])} "
                   f"= {held:,} B (peak diff {c['extra_peak']:,} B)")
     print(f"\nrun time: {time.perf_counter() - start:.0f} s")
 

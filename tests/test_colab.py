@@ -17,6 +17,8 @@ import sys
 import nbformat
 import pytest
 import torch
+
+import clonelab
 from nbclient import NotebookClient
 
 from conftest import NOTEBOOKS, ROOT
@@ -67,5 +69,5 @@ def test_notebook_runs_on_simulated_colab(colab_kernel, name, monkeypatch):
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     setup = next(c for c in nb.cells if c.get("id") == "clonelab-setup")
     printed = "".join(o.get("text", "") for o in setup.outputs if o.output_type == "stream")
-    assert "(installed for Colab)" in printed, printed
-    assert "was written for" not in printed
+    assert printed.startswith(f"clonelab {clonelab.__version__} · torch "), printed
+    assert "was written for" not in printed and "Note:" not in printed, printed

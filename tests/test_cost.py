@@ -124,7 +124,9 @@ def test_models_without_switchable_blocks_are_refused():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda():
     cost = clone_cost(tiny(), torch.randn(2, 1, 8, 8), device="cuda", backward=True, repeat=1)
-    assert cost["extra_allocated"] == cost["expected_extra"]
+    # Each clone is rounded up to 512 bytes; one of more than 1 MiB may get a block up to 1 MiB larger.
+    large = sum(1 for nbytes in cost["blocks"].values() if nbytes > 2**20)
+    assert cost["expected_extra"] <= cost["extra_allocated"] <= cost["expected_extra"] + large * 2**20
     assert cost["extra_requested"] == sum(cost["blocks"].values())
     assert cost["live_at_peak"] is None and cost["time_ratio"] > 0
 
@@ -141,3 +143,8 @@ def test_block_inputs_from_shapes_alone():
         block_inputs(net, [1])
     with pytest.raises(ValueError, match="model must contain BasicBlock or Bottleneck"):
         block_inputs(torch.nn.Linear(2, 2), torch.empty(2, 2))
+
+
+def test_the_docs_say_cuda_extra_need_not_equal_expected():
+    doc = " ".join(clone_cost.__doc__.split())
+    assert "On CUDA it need not" in doc and "up to about 1 MiB larger" in doc

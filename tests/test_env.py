@@ -25,3 +25,51 @@ def test_missing_dot_is_a_fail_line_with_a_hint_but_not_fatal(monkeypatch, tmp_p
 def test_dot_present_here():
     assert check_environment(verbose=False).dot_ok == bool(
         any(os.access(os.path.join(p, "dot"), os.X_OK) for p in os.environ["PATH"].split(os.pathsep)))
+
+
+def test_show_versions_is_one_line_on_a_tested_torch(capsys):
+    import platform
+
+    import torch
+
+    import clonelab
+    from clonelab.env import torch_in_tested_range
+
+    clonelab.show_versions(written_for=clonelab.__version__)
+    lines = capsys.readouterr().out.splitlines()
+    assert torch_in_tested_range(torch.__version__)
+    assert lines == [f"clonelab {clonelab.__version__} · torch {torch.__version__} · Python {platform.python_version()}"]
+
+
+def test_show_versions_warns_outside_the_tested_range(monkeypatch, capsys):
+    import torch
+
+    import clonelab
+    from clonelab.env import OUTPUTS_MADE_WITH, TORCH_TESTED
+
+    monkeypatch.setattr(torch, "__version__", "2.0.1")
+    clonelab.show_versions(written_for="0.0.1")
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3
+    assert "torch 2.0.1" in out[1] and OUTPUTS_MADE_WITH in out[1] and TORCH_TESTED[0] in out[1]
+    assert "written for clonelab 0.0.1" in out[2]
+
+
+def test_tested_range_edges():
+    from clonelab.env import TORCH_TESTED, torch_in_tested_range
+
+    low, high = TORCH_TESTED
+    assert torch_in_tested_range(low + ".0") and torch_in_tested_range(high + ".9+cpu")
+    major, minor = map(int, low.split("."))
+    assert not torch_in_tested_range(f"{major}.{minor - 1}.9")
+    major, minor = map(int, high.split("."))
+    assert not torch_in_tested_range(f"{major}.{minor + 1}.0")
+
+
+def test_show_versions_names_a_bad_argument():
+    import pytest
+
+    import clonelab
+
+    with pytest.raises(TypeError, match="written_for"):
+        clonelab.show_versions(written_for=1)

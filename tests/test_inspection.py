@@ -76,3 +76,38 @@ def test_describe_columns_pick_and_order():
     assert t.column("offset") == [0, 1] and len(set(t.column("storage_ptr"))) == 1
     with pytest.raises(ValueError, match="columns must be names from"):
         describe(a, columns="idd")
+
+
+def test_shares_storage_means_shared_memory():
+    x = torch.arange(6.0)
+    # other storage objects over the same bytes
+    assert shares_storage(x, torch.from_numpy(x.numpy()))
+    assert shares_storage(x, torch.from_dlpack(x))
+    assert shares_storage(x[3:], torch.from_numpy(x.numpy())[:2])  # different parts of one buffer
+    assert not shares_storage(x, x.clone()) and not shares_storage(x, torch.arange(6.0))
+    m = torch.empty(3, device="meta")
+    assert shares_storage(m, m.view(3, 1)) and not shares_storage(m, torch.empty(3, device="meta"))
+    empty = torch.empty(0)
+    assert shares_storage(empty, empty) and not shares_storage(x, torch.empty(0))
+
+
+def test_describe_shows_a_retained_grad():
+    a = torch.tensor([2.0, 3.0], requires_grad=True)
+    b = a * 2
+    c = a * 3
+    b.retain_grad()
+    assert describe(b, names="b").column("grad") == ["None"]  # retained, not filled yet
+    (b + c).sum().backward()
+    assert describe(b, c, names="b c").column("grad") == ["[1.0, 1.0]", "(non-leaf)"]
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_sparse_tensors_are_refused_by_name():
+    s = torch.eye(2).to_sparse()
+    with pytest.raises(ValueError, match=r"tensor 's' is a sparse tensor \(layout torch.sparse_coo\); "
+                                         r"clonelab's helpers handle strided \(dense\) tensors only"):
+        describe(torch.zeros(1), s, names="z s")
+    with pytest.raises(ValueError, match=r"b is a sparse tensor \(layout torch.sparse_coo\)"):
+        shares_storage(torch.zeros(1), s)
+    with pytest.raises(ValueError, match=r"a is a sparse tensor \(layout torch.sparse_csr\)"):
+        shares_storage(torch.eye(2).to_sparse_csr(), torch.zeros(1))

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -62,6 +64,18 @@ def test_cuda_rounds_small_blocks_to_512_bytes():
     del y
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_nested_measure_on_cuda_keeps_the_outer_peak():
+    with measure("cuda") as outer:
+        a = torch.empty(2**20, dtype=torch.uint8, device="cuda")
+        del a  # the outer block's peak was here, before the inner block resets the statistic
+        with measure("cuda") as inner:
+            b = torch.empty(512, dtype=torch.uint8, device="cuda")
+    assert (inner.allocated, inner.peak) == (512, 512)
+    assert (outer.allocated, outer.peak) == (2**20 + 512, 2**20)
+    del b
+
+
 def test_saved_for_backward_counts_distinct_storages():
     x = torch.randn(10, requires_grad=True)
     assert saved_for_backward(torch.sigmoid, x).nbytes == 40  # its output
@@ -106,3 +120,93 @@ def test_rss_line_profile_reports_the_posts_function():
 
 def test_rss_is_in_bytes_and_positive():
     assert rss_bytes() > 10 * 2**20
+
+
+def test_saved_by_node_looks_inside_saved_tuples():
+    x = torch.randn(5, requires_grad=True)
+    idx = torch.tensor([0, 2])
+    rows = {(r["node"], r["saved"]): r for r in saved_by_node(x[idx])}
+    assert ("IndexBackward0", "indices[0]") in rows  # _saved_indices is a tuple holding idx
+    assert rows[("IndexBackward0", "indices[0]")]["bytes"] == idx.nbytes
+    assert ("IndexBackward0", "(nothing)") not in rows
+
+
+def _bytes(n):
+    return torch.empty(n, dtype=torch.uint8)  # exactly n bytes
+
+
+def test_nested_measure_blocks_each_count_their_own_window():
+    with measure() as outer:
+        a = _bytes(1000)
+        with measure() as inner:
+            b = _bytes(300)
+            del a  # allocated before the inner block: only the outer one sees this free
+        assert (inner.allocated, inner.freed, inner.peak) == (300, 0, 300)  # ready when its block ends
+        c = _bytes(50)
+    assert (inner.allocated, inner.freed) == (300, 0)
+    assert (outer.allocated, outer.freed, outer.net) == (1350, 1000, 350)
+    assert outer.peak == 1300
+    del b, c
+
+
+def test_three_levels_of_nesting_then_a_plain_block():
+    with measure() as m1:
+        a = _bytes(1)
+        with measure() as m2:
+            b = _bytes(10)
+            with measure() as m3:
+                c = _bytes(100)
+            d = _bytes(1000)
+        e = _bytes(10000)
+    assert (m1.allocated, m2.allocated, m3.allocated) == (11111, 1110, 100)
+    with measure() as after:  # the shared machinery is left clean
+        f = _bytes(7)
+    assert (after.allocated, after.freed, after.peak) == (7, 0, 7)
+    del a, b, c, d, e, f
+
+
+def test_profiler_probe_lines_are_dropped_and_other_lines_kept():
+    from clonelab.memory import _drop_profiler_noise
+
+    probe = "ERROR:2025-06-01 12:00:00 4242:4242 DeviceProperties.cpp:56] gpuGetDeviceCount failed with code 35\n"
+    text = probe + "UserWarning: something the reader should see\n" + probe
+    assert _drop_profiler_noise(text) == "UserWarning: something the reader should see\n"
+
+
+def test_measure_filters_what_the_profiler_prints_as_it_starts_and_stops(monkeypatch, capfd):
+    import torch.profiler
+
+    probe = b"ERROR:2025-06-01 12:00:00 4242:4242 DeviceProperties.cpp:56] gpuGetDeviceCount failed with code 35\n"
+
+    class Noisy(torch.profiler.profile):  # what a CUDA build of torch does on a machine without a GPU
+        def start(self):
+            os.write(2, probe)
+            super().start()
+
+        def stop(self):
+            super().stop()
+            os.write(2, probe)
+
+    monkeypatch.setattr(torch.profiler, "profile", Noisy)
+    capfd.readouterr()
+    with measure() as m:
+        y = _bytes(5)
+        os.write(2, b"a warning from the user's code\n")
+    err = capfd.readouterr().err
+    assert "gpuGetDeviceCount" not in err and "a warning from the user's code" in err
+    assert m.allocated == 5
+    del y
+
+
+def test_the_docs_state_what_the_figures_leave_out():
+    import clonelab.memory as memory
+
+    def text(doc):
+        return " ".join(doc.split())
+
+    # the CUDA caching allocator: 512-byte rounding, and a block up to about 1 MiB larger
+    assert "multiple of 512 bytes" in text(memory.__doc__)
+    assert "up to about 1 MiB more than the rounded request" in text(memory.__doc__)
+    # net on CPU: frees of memory from before the block do not count
+    assert "frees of memory allocated before the block are ignored" in text(memory.MemoryReport.__doc__)
+    assert "frees of memory allocated before the block are ignored" in text(memory.measure.__doc__)

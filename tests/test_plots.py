@@ -322,3 +322,24 @@ def test_importing_plots_does_not_import_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "MPLBACKEND": "Agg"})
     assert out.stdout.strip() == "False"
+
+
+def test_decision_chart_fits_a_notebook_and_says_one_thing(tmp_path):
+    import io
+
+    from matplotlib.patches import FancyBboxPatch
+
+    from clonelab.plots import DECISION_CHART, decision_chart
+
+    fig = decision_chart()
+    ax = fig.axes[0]
+    assert len([p for p in ax.patches if isinstance(p, FancyBboxPatch)]) == len(DECISION_CHART) == 7
+    texts = [t.get_text() for t in ax.texts]
+    assert sorted(t for t in texts if t in ("yes", "no")) == ["no"] * 3 + ["yes"] * 3
+    outcomes = [body for _, kind, body in DECISION_CHART if kind in ("error", "silent")]
+    assert all("make the write out of place" in body for body in outcomes), "every broken case names the same fix"
+    assert all("clone or not" in body for _, kind, body in DECISION_CHART if kind == "error")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")   # as JupyterLab's inline backend does
+    width = int.from_bytes(buffer.getvalue()[16:20], "big")
+    assert width <= 1000, f"{width} px: wider than a JupyterLab column"

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 import nbtool
-from conftest import notebook_paths
+from conftest import notebook_paths, stray_stderr
 
 PATHS = notebook_paths()
 MACHINE_PATH = re.compile(r"(/root/|/home/\w|/tmp/|/work/|/Users/|[A-Z]:\\\\Users\\\\|site-packages)")
@@ -63,8 +63,8 @@ def test_no_errors_leaks_or_eval(nb):
             assert out.output_type != "error", f"cell {i} has an error output"
             text = json.dumps(out)
             assert not MACHINE_PATH.search(text), f"cell {i} output shows a machine path: {MACHINE_PATH.search(text).group(0)}"
-            if out.output_type == "stream" and out.name == "stderr":
-                assert "Traceback" not in out.text, f"cell {i} printed a traceback"
+    stray = stray_stderr(book)
+    assert not stray, f"stderr that a reader sees in red (only tqdm's bar is allowed): {stray}"
 
 
 def test_code_cells_have_outputs_where_they_print(nb):
@@ -89,3 +89,17 @@ def test_kernelspec_is_set_so_jupyterlab_does_not_ask(nb):
     path, book = nb
     assert book.metadata.get("kernelspec") == nbtool.KERNELSPEC
     assert "jupytext" not in book.metadata
+
+
+def test_stray_stderr_allows_only_a_tqdm_bar():
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    def stderr(text):
+        return new_code_cell("x", outputs=[new_output("stream", name="stderr", text=text)])
+
+    book = new_notebook(cells=[
+        stderr("training:  40%|████      | 4/10 [00:01<00:01,  3.5epoch/s]\rtraining: 100%|██████████| 10/10\n"),
+        stderr("ERROR:2026 DeviceProperties.cpp:56] gpuGetDeviceCount failed with code 35\n"),
+        stderr("training: 100%|██████████| 10/10\nUserWarning: something\n"),
+    ])
+    assert [i for i, _ in stray_stderr(book)] == [1, 2]

@@ -154,3 +154,11 @@ def test_model_and_data_errors(small_data):
         train(_model(), Digits(x_tr, y_tr[:10], x_te, y_te))
     with pytest.raises(ValueError, match="data.y_test must be an int64 tensor"):
         train(_model(), Digits(x_tr, y_tr, x_te, y_te.float()))
+
+
+def test_the_measured_first_step_includes_adams_state(small_data):
+    # The first step is not like the others: it creates Adam's two buffers per parameter.
+    model = _model()
+    param_bytes = sum(p.nbytes for p in model.parameters())
+    h = train(model, Digits(*(t[:64] for t in small_data)), epochs=1, progress=False)
+    assert h.peak_bytes >= 3 * param_bytes  # the grads, and exp_avg and exp_avg_sq

@@ -82,8 +82,16 @@ def test_same_answers_on_every_device(device):
         x + 1
     assert log.ops == ["aten.clone", "aten.t", "aten.mul_", "aten.add"]
     assert log.kinds() == ["NEW", "VIEW", "IN-PLACE", "NEW"]
-    assert [r.nbytes for r in log] == [80, 0, 0, 80]
+    assert [r.nbytes for r in log] == ([0, 0, 0, 0] if device == "meta" else [80, 0, 0, 80])
     assert log[2].version == (0, 1)
+
+
+def test_meta_tensors_are_new_but_allocate_nothing():
+    x = torch.zeros(4, 5, device="meta")
+    with watch_ops(x=x) as log:
+        x.clone()
+    assert log.kinds() == ["NEW"] and log.new_bytes == 0 and log[0].nbytes == 0
+    assert "0 bytes (meta, 80 on a real device)" in str(log)
 
 
 def test_index_assignment_is_a_view_then_an_inplace_copy():
@@ -131,3 +139,59 @@ def test_log_renders_as_text_and_html():
 def test_bad_arguments_are_named():
     with pytest.raises(TypeError, match="x must be a torch.Tensor, got int"):
         watch_ops(x=3)
+
+
+def test_inplace_ops_that_return_nothing_are_inplace_writes():
+    # torch._foreach_mul_ writes into every tensor of its list and returns None;
+    # torch.optim uses such ops (foreach=True, the default on CUDA).
+    a, b = torch.zeros(3), torch.zeros(2, 2)
+    with watch_ops(a=a, b=b) as log:
+        torch._foreach_mul_([a, b], 2.0)
+    assert log.ops == ["aten._foreach_mul_"]
+    assert log.kinds() == ["IN-PLACE", "IN-PLACE"] and log.new_bytes == 0
+    assert [r.target for r in log] == ["a", "b"]
+    assert [r.version for r in log] == [(0, 1), (0, 1)]
+    assert [r.shape for r in log] == [(3,), (2, 2)]
+    assert a._version == b._version == 1
+    assert "into a (version 0 → 1)" in str(log)
+
+
+def test_watching_never_hides_an_inplace_error_from_autograd():
+    x = torch.randn(3, requires_grad=True)
+    y = x.sigmoid()  # sigmoid saves its output for backward
+    with watch_ops(y=y):
+        torch._foreach_mul_([y], 2.0)  # ...which this overwrites
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+def test_an_optimizer_step_gives_the_same_result_watched_or_not():
+    def step(watched):
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(3, 2)
+        opt = torch.optim.Adam(layer.parameters(), foreach=True)
+        layer(torch.randn(4, 3)).sum().backward()
+        if watched:
+            with watch_ops() as log:
+                opt.step()
+            assert "IN-PLACE" in log.kinds()
+        else:
+            opt.step()
+        return [(p.detach().clone(), p._version) for p in layer.parameters()]
+
+    for (p, pv), (q, qv) in zip(step(False), step(True)):
+        assert torch.equal(p, q) and pv == qv
+
+
+def test_sparse_tensors_are_refused_by_name_and_recorded_as_outputs():
+    s = torch.eye(3).to_sparse()
+    with pytest.raises(ValueError, match=r"s is a sparse tensor \(layout torch.sparse_coo\)"):
+        watch_ops(s=s)
+    d = torch.eye(3)
+    with watch_ops(d=d) as log:  # the user's code runs on, and the log says what it could not count
+        t = d.to_sparse()
+        u = t + t
+    assert torch.equal(u.to_dense(), 2 * d)
+    sparse = [r for r in log if "sparse" in r.note]
+    assert sparse and all(r.kind == "NEW" and r.nbytes == 0 for r in sparse)
+    assert "sparse" in str(log)

@@ -87,24 +87,16 @@ def git_source() -> str:
 
 
 def setup_source() -> str:
-    version = package_version()
     return f'''{SETUP_MARK} (stamped by tools/nbtool.py: edit the template there, not here)
-# On Colab this installs the helper package (with torchviz); elsewhere it only imports it.
-import os, subprocess, sys
-try:
-    import google.colab  # noqa: F401  (importable only on Colab)
-    IN_COLAB = True
-except ImportError:
-    IN_COLAB = False
-if IN_COLAB:
+import os
+try:  # only on Google Colab: install the helper package (with torchviz) first
+    import google.colab  # noqa: F401
     source = os.environ.get("CLONELAB_SOURCE", "{git_source()}")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
+    %pip install -q {{source}}
+except ImportError:
+    pass  # elsewhere it is installed already (see the README)
 import clonelab
-print(f"clonelab {{clonelab.__version__}}" + (" (installed for Colab)" if IN_COLAB else ""))
-if clonelab.__version__ != "{version}":
-    print("This notebook was written for clonelab {version}. Update the package: "
-          "on Colab, Runtime > Restart session, then run this cell again; "
-          "in a clone of the repository, `git pull` and `pip install -e .`.")'''
+clonelab.show_versions(written_for="{package_version()}")'''
 
 
 def header_source(index: int, total: int, name: str, folder: str = "notebooks") -> str:

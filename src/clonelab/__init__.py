@@ -52,6 +52,7 @@ _EXPORTS = {
     "History": "training",
     # pictures
     "plot_storage": "plots",
+    "decision_chart": "plots",
     "plot_history": "plots",
     "plot_memory_comparison": "plots",
     "storage_layout": "plots",
@@ -59,6 +60,7 @@ _EXPORTS = {
     # exercises and the environment check
     "check": "exercises",
     "check_environment": "env",
+    "show_versions": "env",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -27,7 +27,10 @@ from clonelab.training import intra_op_threads
 
 __all__ = ["block_inputs", "clone_cost"]
 
-# The CUDA caching allocator hands out blocks in multiples of 512 bytes.
+# The CUDA caching allocator rounds every request up to a multiple of 512 bytes
+# (kMinBlockSize in c10/cuda/CUDACachingAllocator.cpp). The block it hands out, which
+# is what its statistics count, can be larger still for a request over 1 MiB: it
+# splits a bigger free block only when more than 1 MiB (kSmallSize) would remain.
 _CUDA_BLOCK = 512
 
 
@@ -102,34 +105,18 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _clones_live_at_peak(profiler, names: list[str]) -> tuple[list[str] | None, str | None]:
+def _clones_live_at_peak(events: list[tuple[str, str, int, int]],
+                         names: list[str]) -> tuple[list[str] | None, str | None]:
     """Which blocks' identity clones were alive at the peak, and whether it was in forward or backward.
 
-    Reads the profiler's event tree (the one :func:`clonelab.measure` filled):
+    Reads the allocation events that :func:`clonelab.measure` collected:
     the identity clone of a block is an ``aten::clone`` called from Python,
-    so it is a root of the tree, and the k-th such clone belongs to the k-th
-    block call. Replays allocations and frees to find the peak.
+    so it is the root op above its allocation, and the k-th such clone
+    belongs to the k-th block call. Replays allocations and frees to find the peak.
     """
-    from torch._C._profiler import _EventType
-
-    events = []  # (time, ptr, signed bytes, name of the root op above the allocation)
-
-    def walk(nodes, root: str | None):
-        for node in nodes:
-            if node.tag == _EventType.Allocation:
-                f = node.extra_fields
-                if f.device.type == "cpu":
-                    events.append((node.start_time_ns, f.ptr, f.alloc_size, root))
-            else:
-                walk(node.children, node.name if root is None else root)
-
-    roots = profiler.profiler.kineto_results.experimental_event_tree()
-    walk(roots, None)
-    events.sort(key=lambda e: e[0])
-
     live: dict[int, tuple[int, str | None]] = {}  # ptr -> (bytes, block name of an identity clone)
     clone_index, current, peak, peak_live, peak_root = 0, 0, 0, {}, None
-    for _, ptr, nbytes, root in events:
+    for _, root, ptr, nbytes in events:
         if nbytes > 0:
             block = None
             if root == "aten::clone":
@@ -168,7 +155,12 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
     Returned keys (bytes, seconds):
 
     * ``blocks``: ``{block name: nbytes of its input}``, from forward pre-hooks;
-      ``expected_extra``: their sum (on CUDA, each rounded up to a 512-byte block).
+      ``expected_extra``: their sum (on CUDA, each rounded up to a multiple of
+      512 bytes, as the allocator rounds requests). On CPU ``extra_allocated``
+      equals it. On CUDA it need not: for a clone of more than 1 MiB the
+      allocator may hand out a block up to about 1 MiB larger than the rounded
+      request (it splits a free block only when more than 1 MiB would remain),
+      and its statistics count the whole block.
     * ``alias_allocated``, ``clone_allocated``, ``extra_allocated``: bytes
       allocated in total, and the difference.
     * ``alias_peak``, ``clone_peak``, ``extra_peak``: peak bytes above the start.
@@ -257,8 +249,8 @@ def _clone_cost(model: nn.Module, x: Tensor, backward: bool, dev: torch.device, 
         expected = sum(n for _, n in inputs)
 
     if dev.type == "cpu":
-        # measure() keeps the profiler it ran; its event tree also says which allocation was which clone.
-        live, phase = _clones_live_at_peak(meters["clone"]._profiler, calls)
+        # measure() keeps the events it read; their root ops also say which allocation was which clone.
+        live, phase = _clones_live_at_peak(meters["clone"]._events, calls)
         requested = None
     else:
         live, phase = None, None

@@ -7,9 +7,15 @@ import platform
 import sys
 from dataclasses import dataclass
 
+# The torch releases that CI runs the whole series on: the lowest is the bound in
+# pyproject.toml (a test keeps them in step), the highest is the newest that installs there.
+TORCH_TESTED = ("2.4", "2.14")
+# What the committed outputs were made with (`make notebooks`).
+OUTPUTS_MADE_WITH = "torch 2.13.0 (CPU build), Python 3.11"
+
 # (import name, distribution name, lowest version we support, required?)
 PACKAGES = [
-    ("torch", "torch", "2.1", True),
+    ("torch", "torch", TORCH_TESTED[0], True),
     ("torchviz", "torchviz", "0.0.2", True),
     ("graphviz", "graphviz", "0.20", True),
     ("numpy", "numpy", "1.24", True),
@@ -29,6 +35,48 @@ def _version_tuple(text: str) -> tuple[int, ...]:
             break
         parts.append(int(digits))
     return tuple(parts)
+
+
+def torch_in_tested_range(version: str) -> bool:
+    """Whether a torch version string (``"2.13.0+cpu"``) is a release in :data:`TORCH_TESTED`.
+
+    >>> torch_in_tested_range("2.13.0+cpu"), torch_in_tested_range("2.0.1"), torch_in_tested_range("2.99.0")
+    (True, False, False)
+    """
+    minor = _version_tuple(version)[:2]
+    return _version_tuple(TORCH_TESTED[0])[:2] <= minor <= _version_tuple(TORCH_TESTED[1])[:2]
+
+
+def show_versions(written_for: str | None = None) -> None:
+    """Print one line of versions, and a warning line only where something differs from the tested set-up.
+
+    The setup cell of every notebook calls this. ``written_for`` is the clonelab version
+    that the notebook was written for.
+
+    >>> show_versions()  # doctest: +ELLIPSIS
+    clonelab ... · torch ... · Python ...
+    """
+    import clonelab
+
+    if written_for is not None and not isinstance(written_for, str):
+        raise TypeError(f"show_versions: written_for must be a version string like '0.1.0', got {written_for!r}")
+    try:
+        import torch
+        torch_version = torch.__version__
+    except ImportError:
+        torch_version = None
+    print(f"clonelab {clonelab.__version__} · torch {torch_version or '(not installed)'} · "
+          f"Python {platform.python_version()}")
+    low, high = TORCH_TESTED
+    if torch_version is None:
+        print(f"torch is missing: install a release from {low} to {high} (see the README).")
+    elif not torch_in_tested_range(torch_version):
+        print(f"Note: the outputs shown were made with {OUTPUTS_MADE_WITH}, and the series is tested on "
+              f"torch {low} to {high}. With torch {torch_version} a check may differ.")
+    if written_for is not None and clonelab.__version__ != written_for:
+        print(f"This notebook was written for clonelab {written_for}. Update the package: on Colab, "
+              "Runtime > Restart session, then run this cell again; in a clone of the repository, "
+              "`git pull` and `pip install -e .`.")
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from clonelab._checks import require_tensor, storage_key
+from clonelab._checks import require_dense_tensor, storage_key
 from clonelab._table import Table
 
 COLUMNS = [
@@ -21,19 +21,38 @@ COLUMNS = [
 
 
 def shares_storage(a, b) -> bool:
-    """True when ``a`` and ``b`` are backed by the same storage (the same bytes).
+    """True when ``a`` and ``b`` share memory: writing into one can change the other.
 
-    Views share storage with their base; ``clone()`` and out-of-place ops do not.
-    Works on every device, ``meta`` included.
+    Exactly: True when both are backed by the same storage object (a view and
+    its base, ``x.detach()``), or when the byte ranges of their two storages,
+    ``[data_ptr, data_ptr + nbytes)``, overlap on the same device. The second
+    case catches memory shared through a storage object of its own, as
+    ``torch.from_numpy(t.numpy())`` and ``torch.from_dlpack(t)`` do. A storage
+    of 0 bytes overlaps nothing. ``meta`` tensors have no memory, so for them
+    only the storage object can count. ``clone()`` and out-of-place ops
+    give new memory: False.
 
     >>> import torch
     >>> x = torch.zeros(3)
     >>> shares_storage(x, x[1:]), shares_storage(x, x + 0)
     (True, False)
+    >>> shares_storage(x, torch.from_numpy(x.numpy()))
+    True
     """
-    require_tensor(a, "a")
-    require_tensor(b, "b")
-    return storage_key(a) == storage_key(b)
+    require_dense_tensor(a, "a")
+    require_dense_tensor(b, "b")
+    return _share_memory(a, b)
+
+
+def _share_memory(a, b) -> bool:
+    if storage_key(a) == storage_key(b):
+        return True
+    if a.device != b.device or a.device.type == "meta":
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    if sa.nbytes() == 0 or sb.nbytes() == 0:
+        return False
+    return sa.data_ptr() < sb.data_ptr() + sb.nbytes() and sb.data_ptr() < sa.data_ptr() + sa.nbytes()
 
 
 def _version(t) -> int | None:
@@ -51,9 +70,10 @@ def describe(*tensors, names: Sequence[str] | str | None = None,
     ``storage_ptr``/``storage_bytes`` describe the whole buffer. Two names for the
     same object show the same ``id``; a view shows another ``id`` on the same
     storage; a clone shows new storage. ``shares_storage_with`` lists earlier rows
-    on the same storage. ``grad`` says whether ``.grad`` is set (and its values
-    when it has at most 4 elements); for a non-leaf it says ``(non-leaf)``, since
-    autograd does not fill ``.grad`` there.
+    that share memory with this one (as :func:`shares_storage` decides). ``grad``
+    says whether ``.grad`` is set (and its values when it has at most 4 elements);
+    for a non-leaf it says ``(non-leaf)``, since autograd fills ``.grad`` there
+    only after ``retain_grad()``, and then it shows the grad as for a leaf.
 
     ``columns`` picks and orders the columns (the name always comes first),
     so a cell can show only what its point needs.
@@ -84,17 +104,17 @@ def describe(*tensors, names: Sequence[str] | str | None = None,
         if unknown:
             raise ValueError(f"columns must be names from {COLUMNS[1:]}, got unknown {unknown}")
         picked = ["name"] + [c for c in wanted if c != "name"]
-    rows, seen = [], []  # seen: (storage key, tensor, name) of earlier rows
-    for name, t in zip(names, tensors):
-        require_tensor(t, f"tensor {name!r}")
-        key = storage_key(t)
+    rows = []
+    for i, (name, t) in enumerate(zip(names, tensors)):
+        require_dense_tensor(t, f"tensor {name!r}")
         # "a (same object)" when the earlier row is this very object, not a view
-        sharing = [n + (" (same object)" if o is t else "") for k, o, n in seen if k == key]
-        seen.append((key, t, name))
+        sharing = [n + (" (same object)" if o is t else "")
+                   for n, o in zip(names[:i], tensors[:i]) if _share_memory(o, t)]
         storage = t.untyped_storage()
-        grad = t.grad if t.is_leaf else None  # .grad of a non-leaf warns and is None
-        if not t.is_leaf:
-            grad_text = "(non-leaf)"  # PyTorch does not keep .grad here unless retain_grad()
+        has_grad = t.is_leaf or t.retains_grad  # reading .grad of any other non-leaf warns
+        grad = t.grad if has_grad else None
+        if not has_grad:
+            grad_text = "(non-leaf)"  # PyTorch keeps .grad here only after retain_grad()
         elif grad is None:
             grad_text = "None"
         elif grad.numel() <= 4:

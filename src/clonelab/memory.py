@@ -11,9 +11,16 @@ Two ways to count, chosen per device:
   allocation it saw, so memory allocated *before* the block and freed inside
   it is not counted.
 * **CUDA**: the caching allocator's own statistics
-  (``torch.cuda.memory_stats``). They count whole blocks: small requests are
-  rounded up to a multiple of 512 bytes, so a 4-byte clone shows as 512 here,
-  while ``requested`` keeps the exact figure.
+  (``torch.cuda.memory_stats``). They count the blocks the allocator hands
+  out, not the bytes asked for. It rounds every request up to a multiple of
+  512 bytes, so a 4-byte clone shows as 512 here. A block can be larger still:
+  for a request over 1 MiB it splits a bigger free block only when more than
+  1 MiB would remain, so it may hand out up to about 1 MiB more than the
+  rounded request. ``requested`` keeps the exact figure asked for. (Rules of
+  ``c10/cuda/CUDACachingAllocator.cpp`` with its default settings.)
+
+``measure`` blocks can be nested: each one counts its own window, the outer
+one including what happened inside the inner one.
 
 >>> import torch
 >>> from clonelab import measure
@@ -44,6 +51,9 @@ class MemoryReport:
     ``allocated``: allocated inside the block. ``freed``: of that, freed inside
     the block (CPU), or everything freed (CUDA). ``peak``: the most that was
     live at once, above the level at the start. ``net``: allocated - freed.
+    On CPU, frees of memory allocated before the block are ignored, so ``net``
+    is what the block allocated and still holds at its end: ``del`` of an older
+    tensor inside the block does not lower it. On CUDA every free counts.
     ``requested`` (CUDA only): what the code asked for, before rounding.
     ``events`` (CPU only): ``(op, bytes)`` per allocation (+) and free (-).
     """
@@ -74,10 +84,19 @@ class MemoryReport:
 
 
 # Lines the profiler's C++ layer writes straight to stderr: one when it starts and
-# stops, and one for a free it cannot match ("Memory block of unknown size was
-# allocated before the profiling started..."). In a notebook they would land in
-# the cell output, so we drop them, and only them.
-_PROFILER_NOISE = ("profiler_start", "profiler_stop", "Memory block of unknown size")
+# stops, one for a free it cannot match ("Memory block of unknown size was
+# allocated before the profiling started..."), and, from a CUDA build of torch on
+# a machine without a GPU, one as it probes for GPUs ("ERROR:...
+# DeviceProperties.cpp:56] gpuGetDeviceCount failed with code 35"). In a notebook
+# they would land in the cell output, so we drop them, and only them.
+_PROFILER_NOISE = ("profiler_start", "profiler_stop", "Memory block of unknown size",
+                   "gpuGetDeviceCount failed")
+
+
+def _drop_profiler_noise(text: str) -> str:
+    """``text`` without the lines of ``_PROFILER_NOISE``; every other line is kept."""
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if not any(noise in line for noise in _PROFILER_NOISE))
 
 
 @contextlib.contextmanager
@@ -96,29 +115,41 @@ def _filtered_stderr():
             os.dup2(saved, 2)
             os.close(saved)
             capture.seek(0)
-            kept = [line for line in capture.read().decode(errors="replace").splitlines(keepends=True)
-                    if not any(noise in line for noise in _PROFILER_NOISE)]
+            kept = _drop_profiler_noise(capture.read().decode(errors="replace"))
             if kept:
-                sys.stderr.write("".join(kept))
+                sys.stderr.write(kept)
 
 
-def _allocation_events(profiler) -> list[tuple[int, str, int, int]]:
-    """(time, op, ptr, signed bytes) for every CPU allocation event, in time order."""
+def _allocation_events(profiler) -> list[tuple[str, str, int, int]]:
+    """(op, root op, ptr, signed bytes) for every CPU allocation event, in time order.
+
+    ``op`` is the op that allocated or freed; ``root`` the outermost op above it
+    (the one called from Python, or ``autograd::engine...`` during backward).
+    """
     from torch._C._profiler import _EventType
 
     found = []
 
-    def walk(nodes, op):
+    def walk(nodes, op, root):
         for node in nodes:
             if node.tag == _EventType.Allocation:
                 fields = node.extra_fields
                 if fields.device.type == "cpu":
-                    found.append((node.start_time_ns, op, fields.ptr, fields.alloc_size))
+                    found.append((node.start_time_ns, op, root, fields.ptr, fields.alloc_size))
             else:
-                walk(node.children, node.name)
+                walk(node.children, node.name, root or node.name)
 
-    walk(profiler.profiler.kineto_results.experimental_event_tree(), "(python)")
-    return sorted(found, key=lambda e: e[0])
+    walk(profiler.profiler.kineto_results.experimental_event_tree(), "(python)", None)
+    return [event[1:] for event in sorted(found, key=lambda e: e[0])]
+
+
+# The measure() blocks now open, outermost first. PyTorch runs one profiler at a
+# time, so only the innermost CPU block's profiler runs: a block that opens inside
+# another pauses the outer one's profiler, and when it ends, it hands its events
+# to the outer block and restarts the outer one's profiler. On CUDA an inner
+# block resets the peak statistic, so it first saves the peak so far for the
+# blocks around it.
+_open: list[measure] = []
 
 
 class measure:
@@ -126,6 +157,10 @@ class measure:
 
     ``device`` is ``"cpu"`` (default) or ``"cuda"``. The report is filled in
     when the block ends. See the module docstring for how each device counts.
+    ``net`` is allocated - freed. On CPU, frees of memory allocated before the
+    block are ignored: deleting an older tensor inside the block lowers
+    neither ``freed`` nor ``net``. Blocks can be nested (``train`` and
+    ``clone_cost`` use one inside): each reports its own window.
 
     >>> import torch
     >>> x = torch.ones(256)
@@ -153,36 +188,65 @@ class measure:
             else "CUDA caching allocator statistics",
         )
         self._profiler = None
+        self._events: list[tuple[str, str, int, int]] = []  # CPU: (op, root op, ptr, signed bytes)
         self._start: dict[str, int] = {}
+        self._peak_seen = 0  # CUDA: the peak statistic before an inner block reset it
+        if self.device.type == "cuda":  # which GPU's statistics: "cuda" means the current one
+            self._gpu = self.device.index if self.device.index is not None else torch.cuda.current_device()
 
     def __enter__(self) -> MemoryReport:
         import torch
 
         if self.device.type == "cpu":
-            from torch.profiler import ProfilerActivity, profile
-
-            self._profiler = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
             self._stderr = _filtered_stderr()
             self._stderr.__enter__()  # until __exit__: the block's frees can log lines too
-            self._profiler.__enter__()
+            outer = self._outer()
+            if outer is not None:
+                outer._pause()
+            _open.append(self)
+            self._events = []
+            self._resume()
         else:
             torch.cuda.synchronize(self.device)
+            for block in _open:
+                if block.device.type == "cuda" and block._gpu == self._gpu:
+                    block._peak_seen = max(block._peak_seen, torch.cuda.max_memory_allocated(self.device))
+            _open.append(self)
             torch.cuda.reset_peak_memory_stats(self.device)
             self._start = torch.cuda.memory_stats(self.device)
         return self.report
+
+    def _outer(self) -> measure | None:
+        """The innermost open block on the same device, around this one."""
+        return next((block for block in reversed(_open) if block.device == self.device), None)
+
+    def _resume(self) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        self._profiler = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+        self._profiler.__enter__()
+
+    def _pause(self) -> None:
+        self._profiler.__exit__(None, None, None)
+        self._events += _allocation_events(self._profiler)
 
     def __exit__(self, *exc) -> None:
         import torch
 
         r = self.report
+        _open.remove(self)
         if self.device.type == "cpu":
             try:
-                self._profiler.__exit__(*exc)
+                self._pause()
+                outer = self._outer()
+                if outer is not None:
+                    outer._events += self._events
+                    outer._resume()
             finally:
                 self._stderr.__exit__(None, None, None)
             live: dict[int, int] = {}  # ptr -> bytes, for blocks allocated inside the block
             current = 0
-            for _, op, ptr, nbytes in _allocation_events(self._profiler):
+            for op, _, ptr, nbytes in self._events:
                 if nbytes > 0:
                     live[ptr] = nbytes
                 elif ptr in live:  # a free we can match to an allocation we saw
@@ -200,7 +264,8 @@ class measure:
             r.allocated = end["allocated_bytes.all.allocated"] - self._start["allocated_bytes.all.allocated"]
             r.freed = end["allocated_bytes.all.freed"] - self._start["allocated_bytes.all.freed"]
             r.requested = end["requested_bytes.all.allocated"] - self._start["requested_bytes.all.allocated"]
-            r.peak = end["allocated_bytes.all.peak"] - self._start["allocated_bytes.all.current"]
+            peak = max(end["allocated_bytes.all.peak"], self._peak_seen)
+            r.peak = peak - self._start["allocated_bytes.all.current"]
 
 
 @dataclass
@@ -281,8 +346,9 @@ def saved_by_node(output) -> Table:
     """For every node of the autograd graph behind ``output``: what it saved.
 
     Reads the ``_saved_*`` attributes that PyTorch exposes on each node
-    (``_saved_self``, ``_saved_other``, ``_saved_result`` ...). Nodes that
-    save no tensor get a row saying so. After ``backward()`` the saved
+    (``_saved_self``, ``_saved_other``, ``_saved_result`` ...). A tuple or list
+    of tensors gets a row per tensor (``x[idx]`` saves ``indices[0]``). Nodes
+    that save no tensor get a row saying so. After ``backward()`` the saved
     tensors are freed, and the rows say ``freed``.
 
     >>> import torch
@@ -305,15 +371,20 @@ def saved_by_node(output) -> Table:
         name = type(node).__name__
         found = False
         for attr in sorted(a for a in dir(node) if a.startswith("_saved_")):
+            saved = attr[len("_saved_"):]
             try:
                 value = getattr(node, attr)
             except RuntimeError:  # freed by backward()
-                rows.append([name, attr[len("_saved_"):], "freed", "-", "-"])
+                rows.append([name, saved, "freed", "-", "-"])
                 found = True
                 continue
-            if isinstance(value, torch.Tensor):
-                rows.append([name, attr[len("_saved_"):], tuple(value.shape),
-                             str(value.dtype).replace("torch.", ""), value.numel() * value.element_size()])
+            if isinstance(value, (tuple, list)):  # e.g. the indices of x[idx]
+                tensors = [(f"{saved}[{i}]", v) for i, v in enumerate(value) if isinstance(v, torch.Tensor)]
+            else:
+                tensors = [(saved, value)] if isinstance(value, torch.Tensor) else []
+            for label, t in tensors:
+                rows.append([name, label, tuple(t.shape), str(t.dtype).replace("torch.", ""),
+                             t.numel() * t.element_size()])
                 found = True
         if not found:
             rows.append([name, "(nothing)", "-", "-", 0])

@@ -30,6 +30,7 @@ __all__ = [
     "StorageLayout",
     "StorageRow",
     "TensorObject",
+    "decision_chart",
     "format_bytes",
     "plot_history",
     "plot_memory_comparison",
@@ -726,4 +727,84 @@ def plot_memory_comparison(
               frameon=False)
     fig.tight_layout()
     plt.close(fig)
+    return fig
+
+
+# --------------------------------------------------------------------------
+# The decision chart: do I need identity = x.clone()?  (notebooks 08 and 11)
+# --------------------------------------------------------------------------
+
+_CHART_COLOURS = {"question": "#e8eef7", "right": "#dff0d8", "silent": "#fcf0d0", "error": "#f6d6d6"}
+
+# (name, kind, text): the questions run down the left column, each with its outcome to the right.
+DECISION_CHART = (
+    ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x (or a view of x)\n"
+                          "in place before the addition?\nx += ...   x.relu_()   nn.ReLU(inplace=True)\n"
+                          "x[...] = ...   x.copy_(...)   out=x"),
+    ("alias ok", "right", "No: identity = x is right, and free.\nNo clone needed (the post's model,\n"
+                          "torchvision's blocks)."),
+    ("leaf", "question", "Is x a leaf that requires grad?"),
+    ("leaf error", "error", "Yes: RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
+    ("saved", "question", "Did autograd save x before the write?\n(x came from relu, sigmoid, exp, tanh,\n"
+                          "which save their output, or a later\nop saved x as its input)"),
+    ("saved error", "error", "Yes: RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
+                             "clone or not.\nFix: make the write out of place."),
+    ("silent", "silent", "No (x came from add, mul, conv, batch norm):\nno error, but identity sees the write:\n"
+                         "a silently different model.\nFix: make the write out of place, or\n"
+                         "identity = x.clone() (costs x.nbytes;\nx itself is still overwritten)."),
+)
+
+
+def decision_chart() -> Figure:
+    """The rule of notebooks 08 and 11 as one flow chart, 950 px wide.
+
+    Every outcome box names its fix; "make the write out of place" means
+    ``nn.ReLU(inplace=False)``, ``F.relu(x)``, or ``x = x + y`` instead of ``x += y``.
+
+    >>> fig = decision_chart()
+    >>> sorted(t.get_text() for t in fig.axes[0].texts if t.get_text() in ("yes", "no"))
+    ['no', 'no', 'no', 'yes', 'yes', 'yes']
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    text = {name: (kind, body) for name, kind, body in DECISION_CHART}
+    fig, ax = plt.subplots(figsize=(9.5, 6.6))
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.95)
+    ax.set(xlim=(0, 10), ylim=(0.75, 10.0))
+    ax.axis("off")
+    left, right, width = 2.3, 7.6, 4.35     # column centres and box width
+    boxes = {}
+
+    def box(name, x, y, height):
+        kind, body = text[name]
+        boxes[name] = (x, y, height)
+        ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height, boxstyle="round,pad=0.06",
+                                    fc=_CHART_COLOURS[kind], ec="#555555", lw=1.1))
+        ax.text(x, y, body, ha="center", va="center", fontsize=9.5, linespacing=1.3)
+
+    def arrow(a, b, label):
+        (xa, ya, ha), (xb, yb, hb) = boxes[a], boxes[b]
+        if ya == yb:                         # across, label above the arrow
+            start, end = (xa + width / 2 + 0.06, ya), (xb - width / 2 - 0.06, yb)
+            spot = dict(xy=((start[0] + end[0]) / 2, ya + 0.08), ha="center", va="bottom")
+        else:                                # down, label beside it
+            start, end = (xa, ya - ha / 2 - 0.06), (xb, yb + hb / 2 + 0.06)
+            spot = dict(xy=(xa + 0.12, (start[1] + end[1]) / 2), ha="left", va="center")
+        ax.annotate("", xy=end, xytext=start, arrowprops=dict(arrowstyle="-|>", lw=1.3, color="#333333",
+                                                              shrinkA=0, shrinkB=0))
+        ax.annotate(label, fontsize=10, fontweight="bold", **spot)
+
+    box("write", left, 9.05, 1.6)
+    box("alias ok", right, 9.05, 1.0)
+    box("leaf", left, 7.0, 0.6)
+    box("leaf error", right, 7.0, 1.0)
+    box("saved", left, 4.95, 1.45)
+    box("saved error", right, 4.95, 1.2)
+    box("silent", left, 1.85, 1.85)
+    for a, b, label in [("write", "alias ok", "no"), ("write", "leaf", "yes"), ("leaf", "leaf error", "yes"),
+                        ("leaf", "saved", "no"), ("saved", "saved error", "yes"), ("saved", "silent", "no")]:
+        arrow(a, b, label)
+    ax.set_title("Do I need identity = x.clone()?", fontsize=13, fontweight="bold")
+    plt.close(fig)                           # shown once, as the value of the cell
     return fig

@@ -215,7 +215,8 @@ def _fit(model: nn.Module, data, epochs: int, seed: int, batch_size: int, lr: fl
         for i in range(0, used, batch_size):
             idx = order[i:i + batch_size]
             xb, yb = x_train[idx], y_train[idx]
-            # Measure one step, the first: every step allocates the same.
+            # Measure one step, the first. It is not like the others: it also creates
+            # Adam's state (two buffers per parameter), which later steps reuse.
             if epoch == 0 and i == 0 and device.type in ("cpu", "cuda"):
                 with measure(device.type) as mem:
                     logits, loss = step(xb, yb)

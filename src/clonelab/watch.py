@@ -4,7 +4,9 @@ PyTorch turns every tensor operation into calls of ATen operators (``aten.add``,
 ``aten.clone``, ``aten.view`` ...). A ``TorchDispatchMode`` sees each call with
 its real arguments, after autograd, on every device. Each operator's schema says
 whether its result aliases an argument (a view, ``Tensor(a)``) or writes into one
-(in place, ``Tensor(a!)``); we read that, and check storages too.
+(in place, ``Tensor(a!)``); we read that, and check storages too. Some ops write
+into tensors they do not return (``torch._foreach_mul_``, which optimizers use):
+each tensor they write into gets its own IN-PLACE record.
 
 Plain assignment (``b = a``) runs no operator, so it records nothing.
 
@@ -28,7 +30,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from clonelab._checks import require_tensor, storage_key
+from clonelab._checks import require_dense_tensor, storage_key
 from clonelab._table import Table
 
 NEW, VIEW, INPLACE, VALUE = "NEW", "VIEW", "IN-PLACE", "VALUE"
@@ -40,8 +42,11 @@ class OpRecord:
 
     ``kind`` is NEW (fresh storage of ``nbytes`` bytes), VIEW (shares the
     storage of ``target``), IN-PLACE (wrote into ``target``; ``version`` is
-    its version counter before and after) or VALUE (the op returned no tensor,
-    like the ``aten._local_scalar_dense`` behind ``.item()``).
+    its version counter before and after) or VALUE (the op returned no tensor
+    and wrote into none, like the ``aten._local_scalar_dense`` behind ``.item()``).
+    ``note`` says what ``nbytes`` leaves out: a ``meta`` tensor allocates
+    nothing (``nbytes`` is 0; the note gives the size it would have), and a
+    sparse tensor's buffers are not counted.
     """
 
     op: str
@@ -53,6 +58,7 @@ class OpRecord:
     shape: tuple[int, ...]
     dtype: str
     device: str
+    note: str = ""
 
 
 @dataclass
@@ -64,9 +70,9 @@ class OpLog:
 
     records: list[OpRecord] = field(default_factory=list)
     # In-place records still waiting for their "after" version, with their targets.
-    # The version counter is bumped by a dispatch layer *above* the one we watch,
-    # after our handler returns, so we read it when the next op starts (or when
-    # the block ends), by which time the bump has happened.
+    # For most in-place ops (aten.add_) the version counter is bumped by a dispatch
+    # layer *above* the one we watch, after our handler returns, so we read it when
+    # the next op starts (or when the block ends), by which time the bump has happened.
     _pending: list = field(default_factory=list, repr=False)
 
     def _settle(self) -> None:
@@ -106,7 +112,7 @@ class OpLog:
         rows = []
         for r in self.records:
             if r.kind == NEW:
-                what = f"{r.nbytes} bytes"
+                what = f"{r.nbytes} bytes" + (f" ({r.note})" if r.note else "")
             elif r.kind == VALUE:
                 what = "returns a Python value, no tensor"
             elif r.kind == VIEW:
@@ -131,8 +137,9 @@ def _label(t, arg_name: str, named: dict[str, Any], op: str = "") -> str:
     for name, value in named.items():
         if value is t:
             return name
+    key = _storage(t)
     for name, value in named.items():
-        if storage_key(value) == storage_key(t):
+        if key is not None and storage_key(value) == key:
             return f"a view of {name}"
     if op == "aten.lift_fresh":
         # PyTorch wraps a Python number (x[0] = 5) in a fresh 0-d tensor first
@@ -155,6 +162,54 @@ def _tensor_args(func, args, kwargs):
     return pairs
 
 
+def _storage(t) -> int | None:
+    """storage_key(t), or None for a sparse tensor, which has no single storage."""
+    import torch
+
+    return storage_key(t) if t.layout == torch.strided else None
+
+
+def _facts(t) -> tuple[tuple[int, ...], str, str]:
+    """The shape, dtype and device columns of a record."""
+    return tuple(t.shape), str(t.dtype).replace("torch.", ""), str(t.device)
+
+
+def _writes(arg) -> bool:
+    """Whether a schema argument is written in place: ``Tensor(a!)`` or ``Tensor(a!)[]``."""
+    return arg.alias_info is not None and arg.alias_info.is_write
+
+
+@functools.lru_cache(maxsize=None)
+def _bumps_in_the_ops_it_calls(func) -> bool:
+    """Whether ``func`` writes into an argument but leaves the version bump to the ops it calls.
+
+    PyTorch bumps a tensor's version counter in its ADInplaceOrView dispatch
+    layer. ``aten.add_`` has a kernel of its own there, which runs above our
+    mode and bumps after we return. ``aten._foreach_mul_`` has none: its kernel
+    calls ``aten.mul_`` on each tensor, and each of those calls bumps its tensor.
+    """
+    import torch
+
+    return (any(_writes(a) for a in func._schema.arguments)
+            and not torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "ADInplaceOrView"))
+
+
+def _call(func, args, kwargs):
+    """Run the op as it would run without watch_ops, version bumps included."""
+    import torch
+
+    if not _bumps_in_the_ops_it_calls(func):
+        return func(*args, **kwargs)
+    # A dispatch mode's handler runs with every dispatch layer above it switched off,
+    # ADInplaceOrView included, so the inner aten.mul_ calls would skip their bumps:
+    # autograd would then miss the write, and backward() would return a wrong gradient
+    # where it should raise. We switch that one layer back on for the call.
+    C = torch._C
+    exclude = C._dispatch_tls_local_exclude_set().remove(C.DispatchKey.ADInplaceOrView)
+    with C._ForceDispatchKeyGuard(C._dispatch_tls_local_include_set(), exclude):
+        return func(*args, **kwargs)
+
+
 @functools.lru_cache(maxsize=None)
 def _recorder_class():
     """The TorchDispatchMode behind watch_ops, defined on first use so importing clonelab stays cheap."""
@@ -175,19 +230,18 @@ def _recorder_class():
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            log, named = self.log, self.named
+            log = self.log
             log._settle()
             inputs = _tensor_args(func, args, kwargs)
             before = {id(t): _version(t) for _, t in inputs}
-            out = func(*args, **kwargs)
+            out = _call(func, args, kwargs)
             call = len({r.call for r in log.records})
             name = f"{func.namespace}.{func._schema.name.split('::')[-1]}"
             outputs = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
-            if not outputs:
-                log.records.append(OpRecord(name, call, VALUE, 0, None, None, (), "-", "-"))
-                return out
             returns = func._schema.returns
+            first = len(log.records)
             seen_new: set[int] = set()
+            written: set[int] = set()  # ids of the arguments given an IN-PLACE record
             for k, o in enumerate(outputs):
                 alias = returns[k].alias_info if k < len(returns) else None
                 # the argument this output aliases: by the schema's alias set, else by storage
@@ -195,25 +249,41 @@ def _recorder_class():
                 if alias is not None:
                     owner = next(((a, t) for a, t in inputs if a.alias_info is not None
                                   and a.alias_info.before_set == alias.before_set), None)
-                if owner is None:
-                    owner = next(((a, t) for a, t in inputs if storage_key(t) == storage_key(o)), None)
-                meta = (tuple(o.shape), str(o.dtype).replace("torch.", ""), str(o.device))
+                key = _storage(o)
+                if owner is None and key is not None:
+                    owner = next(((a, t) for a, t in inputs if _storage(t) == key), None)
                 if owner is not None:
                     arg, t = owner
-                    target = _label(t, arg.name, named, name)
-                    written = alias is not None and alias.is_write
-                    if written:
-                        record = OpRecord(name, call, INPLACE, 0, target, (before[id(t)], None), *meta)
-                        log.records.append(record)
-                        log._pending.append((record, t))
+                    if alias is not None and alias.is_write:
+                        self._write(name, call, arg, t, before[id(t)], o)
+                        written.add(id(t))
                     else:
-                        log.records.append(OpRecord(name, call, VIEW, 0, target, None, *meta))
+                        log.records.append(OpRecord(name, call, VIEW, 0, _label(t, arg.name, self.named, name),
+                                                    None, *_facts(o)))
+                elif key is None:  # sparse: several buffers, and no storage to count
+                    log.records.append(OpRecord(name, call, NEW, 0, None, None, *_facts(o),
+                                                note=f"layout {o.layout}: bytes not counted"))
                 else:
-                    key = storage_key(o)
                     nbytes = 0 if key in seen_new else o.untyped_storage().nbytes()
                     seen_new.add(key)
-                    log.records.append(OpRecord(name, call, NEW, nbytes, None, None, *meta))
+                    note = f"meta, {nbytes} on a real device" if o.is_meta and nbytes else ""
+                    log.records.append(OpRecord(name, call, NEW, 0 if o.is_meta else nbytes, None, None,
+                                                *_facts(o), note=note))
+            # Ops like torch._foreach_mul_ write into tensors they do not return.
+            for arg, t in inputs:
+                if _writes(arg) and id(t) not in written:
+                    self._write(name, call, arg, t, before[id(t)], t)
+                    written.add(id(t))
+            if len(log.records) == first:
+                log.records.append(OpRecord(name, call, VALUE, 0, None, None, (), "-", "-"))
             return out
+
+        def _write(self, op, call, arg, target, version_before, shown):
+            """Record an IN-PLACE write into ``target``; its "after" version is read later."""
+            record = OpRecord(op, call, INPLACE, 0, _label(target, arg.name, self.named, op),
+                              (version_before, None), *_facts(shown))
+            self.log.records.append(record)
+            self.log._pending.append((record, target))
 
     return Recorder
 
@@ -246,7 +316,7 @@ class watch_ops:
 
     def __init__(self, **named_tensors):
         for name, value in named_tensors.items():
-            require_tensor(value, name)
+            require_dense_tensor(value, name)
         self.named = named_tensors
         self.log = OpLog()
         self._mode = None

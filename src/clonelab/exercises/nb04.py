@@ -120,7 +120,8 @@ def _(answer):
         if not isinstance(got, torch.Tensor):
             return "safe_relu(x) should return a tensor"
         if x._version != version or not torch.equal(alias, before):
-            return "x was written to (its version counter moved): an alias such as identity = x would see that"
+            return ("x was written to (its values or its version counter changed): "
+                    "an alias such as identity = x would see that")
         if not torch.equal(got, torch.relu(before)):
             return "the result is not relu(x)"
     return True

@@ -106,7 +106,7 @@ def _fixed_sigmoid_double(answer: Any) -> bool | str:
             return f"backward raised: {err}"
         if x.grad is None or not torch.allclose(x.grad, 2 * s * (1 - s), rtol=1e-5, atol=1e-6):
             return ("the value is right but the gradient is wrong: a write that autograd cannot see "
-                    "(through .data) hides the problem instead of fixing it")
+                    "(through .data or a NumPy array) hides the problem instead of fixing it")
     return True
 
 
@@ -138,5 +138,5 @@ def _sgd_step(answer: Any) -> bool | str:
             return "after the step w must still be a leaf that requires grad"
         if w._version == version:
             return ("the values are right but w._version did not move: autograd cannot see this "
-                    "write (that is the .data trap)")
+                    "write (the .data trap; a write through a NumPy array is the same)")
     return True

@@ -103,7 +103,7 @@ def _as_bool(value: Any) -> bool | None:
 
 
 @exercise("09.2", hint="an in-place op can leave the values as they were; look for something that counts "
-                       "in-place writes into a tensor, not at the values")
+                       "in-place ops on a tensor and its views, not at the values")
 def _writes_into_input(answer):
     import torch
 

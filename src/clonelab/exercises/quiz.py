@@ -463,7 +463,12 @@ QUIZ_11_SHAPE = (4, 3, 32, 32)  # the batch of images in the question
 
 
 def _downsampling_inputs() -> dict[str, int]:
-    """nbytes of the input of every downsampling BasicBlock of resnet18 on QUIZ_11_SHAPE, from shapes alone."""
+    """nbytes of the input of every downsampling BasicBlock of resnet18 on QUIZ_11_SHAPE, from shapes alone.
+
+    These are the clones still held after the forward pass because clonelab's block passes the clone to its
+    shortcut convolution (``self.downsample(identity)``), which saves it for backward. torchvision's block
+    calls ``self.downsample(x)``; a clone there would be freed inside the block, and nothing would be held.
+    """
     import torch
 
     from clonelab.cost import block_inputs
