@@ -32,7 +32,7 @@ test: $(INSTALLED)
 # The whole suite, every notebook included, again on the lowest torch the series supports (the bound in pyproject.toml,
 # which a test keeps equal to LOWER_TORCH), in a venv of its own. On Linux, PyPI has only CUDA
 # builds of older torch (about 3 GB); they run on the CPU.
-LOWER_TORCH ?= 2.4.0
+LOWER_TORCH ?= 2.3.0
 LOWER_VENV ?= .venv-lower
 
 test-lower:

@@ -169,7 +169,8 @@ def test_profiler_probe_lines_are_dropped_and_other_lines_kept():
     from clonelab.memory import _drop_profiler_noise
 
     probe = "ERROR:2025-06-01 12:00:00 4242:4242 DeviceProperties.cpp:56] gpuGetDeviceCount failed with code 35\n"
-    text = probe + "UserWarning: something the reader should see\n" + probe
+    stage = "STAGE:2026-12-01 01:58:29 21254:21254 ActivityProfilerController.cpp:314] Completed Stage: Warm Up\n"
+    text = probe + "UserWarning: something the reader should see\n" + probe + stage
     assert _drop_profiler_noise(text) == "UserWarning: something the reader should see\n"
 
 

@@ -90,7 +90,8 @@ class MemoryReport:
 # DeviceProperties.cpp:56] gpuGetDeviceCount failed with code 35"). In a notebook
 # they would land in the cell output, so we drop them, and only them.
 _PROFILER_NOISE = ("profiler_start", "profiler_stop", "Memory block of unknown size",
-                   "gpuGetDeviceCount failed")
+                   "gpuGetDeviceCount failed",              # a CUDA build on a machine without a GPU
+                   "ActivityProfilerController.cpp")        # torch 2.3: "STAGE:... Completed Stage: Warm Up"
 
 
 def _drop_profiler_noise(text: str) -> str:
