@@ -545,3 +545,24 @@ def test_the_walk_finds_the_nodes_torchviz_draws(make, show_saved):
         def shapes(labels):
             return sorted(label.split("\n")[-1] for label in labels)
         assert shapes(ours) == shapes(theirs)
+
+
+@needs_dot
+def test_mark_colours_every_saved_copy_of_the_tensor_about_to_be_written():
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = torch.tensor(3.0, requires_grad=True)
+    y = x.sigmoid()                     # sigmoid saves its output y ...
+    z = (y * w).sum()                   # ... and the mul saves y too, for w's gradient
+    g = draw_graph(z, {"x": x, "w": w}, show_saved=True, mark=y)
+    assert g.source.count("fillcolor=tomato") == 2
+    unmarked = draw_graph(z, {"x": x, "w": w}, show_saved=True, mark=torch.zeros(3))
+    assert "tomato" not in unmarked.source
+
+
+def test_mark_needs_show_saved_and_a_tensor():
+    x = torch.ones(2, requires_grad=True)
+    y = x.sigmoid()
+    with pytest.raises(ValueError, match="show_saved=True"):
+        draw_graph(y, mark=y)
+    with pytest.raises(TypeError, match="mark must be a tensor"):
+        draw_graph(y, show_saved=True, mark=[1.0])

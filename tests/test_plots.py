@@ -343,3 +343,67 @@ def test_decision_chart_fits_a_notebook_and_says_one_thing(tmp_path):
     fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")   # as JupyterLab's inline backend does
     width = int.from_bytes(buffer.getvalue()[16:20], "big")
     assert width <= 1000, f"{width} px: wider than a JupyterLab column"
+
+
+def test_memory_timeline_follows_each_clone_from_allocation_to_free():
+    import torch
+
+    from clonelab import measure
+    from clonelab.plots import memory_timeline, plot_memory_timeline
+
+    x = torch.ones(1000)
+    with measure() as m:
+        kept = x.clone()          # alive at the end
+        short = x.clone()         # freed two events later
+        y = short + short
+        del short
+    live, spans = memory_timeline(m)
+    assert live == [4000, 8000, 12000, 8000]
+    assert spans == [(0, 3), (1, 2)]
+    assert len(plot_memory_timeline({"run": m}).axes) == 2
+    del kept, y
+
+
+def test_memory_timeline_names_a_bad_report():
+    import pytest
+
+    from clonelab.plots import memory_timeline, plot_memory_timeline
+
+    with pytest.raises(TypeError, match="report"):
+        memory_timeline([1, 2])
+    with pytest.raises(TypeError, match="reports"):
+        plot_memory_timeline({})
+
+
+def test_plot_versions_colours_the_names_that_saw_a_write():
+    import torch
+
+    from clonelab.plots import plot_versions, version_snapshot
+
+    x = torch.zeros(3)
+    alias, copy = x, x.clone()
+    names = {"x": x, "alias": alias, "copy": copy}
+    shots = [version_snapshot(names, "start")]
+    x.add_(1)
+    shots.append(version_snapshot(names, "x.add_(1)"))
+    assert [v for _, v, _ in shots[1].rows] == [1, 1, 0]
+    fig = plot_versions(shots)
+    colours = [p.get_facecolor()[:3] for p in fig.axes[0].patches]
+    orange = colours[3]                            # column 1, row 0: x after the write
+    assert colours[4] == orange and colours[5] != orange and colours[0] != orange
+
+
+def test_plot_versions_names_bad_input():
+    import pytest
+    import torch
+
+    from clonelab.plots import plot_versions, version_snapshot
+
+    with pytest.raises(TypeError, match="snapshots"):
+        plot_versions([])
+    with pytest.raises(TypeError, match="tensors\\['a'\\]"):
+        version_snapshot({"a": [1, 2]}, "start")
+    a = version_snapshot({"a": torch.zeros(1)}, "start")
+    b = version_snapshot({"b": torch.zeros(1)}, "next")
+    with pytest.raises(ValueError, match="same tensors"):
+        plot_versions([a, b])

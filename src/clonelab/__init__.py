@@ -53,6 +53,9 @@ _EXPORTS = {
     # pictures
     "plot_storage": "plots",
     "decision_chart": "plots",
+    "plot_memory_timeline": "plots",
+    "plot_versions": "plots",
+    "version_snapshot": "plots",
     "plot_history": "plots",
     "plot_memory_comparison": "plots",
     "storage_layout": "plots",

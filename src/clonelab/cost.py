@@ -249,8 +249,8 @@ def _clone_cost(model: nn.Module, x: Tensor, backward: bool, dev: torch.device, 
         expected = sum(n for _, n in inputs)
 
     if dev.type == "cpu":
-        # measure() keeps the events it read; their root ops also say which allocation was which clone.
-        live, phase = _clones_live_at_peak(meters["clone"]._events, calls)
+        # The report's trace has each event's root op, which says which allocation was which clone.
+        live, phase = _clones_live_at_peak(meters["clone"].report.trace, calls)
         requested = None
     else:
         live, phase = None, None

@@ -452,8 +452,33 @@ def _stable_names(digraph: graphviz.Digraph) -> None:
                        for line in digraph.body]
 
 
+def _mark_saved(digraph: graphviz.Digraph, output: torch.Tensor, mark: torch.Tensor) -> int:
+    """Colour red each saved-tensor box whose tensor shares memory with ``mark``; return how many."""
+    from clonelab.inspection import shares_storage
+
+    wanted, stack, seen = set(), [output.grad_fn], set()
+    while stack:                                   # every backward node, and what it saved
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        for attr in dir(fn):
+            if attr.startswith("_saved_"):
+                value = getattr(fn, attr)
+                if isinstance(value, torch.Tensor) and value.layout == torch.strided and shares_storage(value, mark):
+                    wanted.add((str(id(fn)), attr[len("_saved_"):]))
+        stack.extend(next_fn for next_fn, _ in fn.next_functions)
+    source = digraph.source                         # torchviz: node -> saved box, "label" starts with attr
+    labels = dict(re.findall(r'^\t(\d+) \[label="?(\w+)', source, re.M))
+    boxes = {box for fn_id, box in re.findall(r"^\t(\d+) -> (\d+) \[dir=none\]", source, re.M)
+             if (fn_id, labels.get(box)) in wanted}
+    for box in sorted(boxes):
+        digraph.node(box, fillcolor="tomato")
+    return len(boxes)
+
+
 def _make_digraph(output: torch.Tensor, params: dict[str, torch.Tensor],
-                  show_saved: bool, show_attrs: bool) -> graphviz.Digraph:
+                  show_saved: bool, show_attrs: bool, mark: torch.Tensor | None = None) -> graphviz.Digraph:
     import torchviz
 
     try:
@@ -471,6 +496,8 @@ def _make_digraph(output: torch.Tensor, params: dict[str, torch.Tensor],
             "but backward() has already freed them. Draw the graph before calling "
             "backward(), or call backward(retain_graph=True)."
         ) from exc
+    if mark is not None:
+        _mark_saved(digraph, output, mark)
     _stable_names(digraph)
     return digraph
 
@@ -510,6 +537,7 @@ def draw_graph(
     *,
     show_saved: bool = False,
     show_attrs: bool = False,
+    mark: torch.Tensor | None = None,
 ) -> GraphDrawing:
     """Draw the autograd graph that produced ``output``, with torchviz.
 
@@ -517,7 +545,10 @@ def draw_graph(
     ``dict(model.named_parameters())``. ``show_saved`` adds the tensors each
     backward node saved (orange); ``show_attrs`` adds their other saved
     attributes. Call it before ``backward()`` when using those two, because
-    backward frees what was saved.
+    backward frees what was saved. ``mark`` (with ``show_saved=True``) colours
+    red every saved tensor that shares memory with it: the boxes that an
+    in-place write into ``mark`` would make stale (the matplotlib fallback
+    does not mark them).
 
     Without Graphviz's ``dot`` program it prints one line with an install
     hint and returns a matplotlib drawing of the same graph; it never fails
@@ -533,6 +564,11 @@ def draw_graph(
     params = _check_params(params)
     _check_bool(show_saved, "show_saved")
     _check_bool(show_attrs, "show_attrs")
+    if mark is not None:
+        if not isinstance(mark, torch.Tensor):
+            raise TypeError(f"mark must be a tensor (the one an in-place write will change), got {type(mark).__name__}")
+        if not show_saved:
+            raise ValueError("mark= colours saved tensors, so it needs show_saved=True")
 
     digraph = svg = png = None
     try:
@@ -542,7 +578,7 @@ def draw_graph(
         reason = f"torchviz could not be imported ({exc})"
         hint = "Install it: `pip install torchviz setuptools`."
     else:
-        digraph = _make_digraph(output, params, show_saved, show_attrs)
+        digraph = _make_digraph(output, params, show_saved, show_attrs, mark)
         svg, png, reason = _render(digraph)
         hint = install_hint()
     figure = None

@@ -56,6 +56,9 @@ class MemoryReport:
     tensor inside the block does not lower it. On CUDA every free counts.
     ``requested`` (CUDA only): what the code asked for, before rounding.
     ``events`` (CPU only): ``(op, bytes)`` per allocation (+) and free (-).
+    ``trace`` (CPU only): the same events as ``(op, root op, address, bytes)``; the root op is
+    the outermost op above the allocation (the one called from Python, or
+    ``autograd::engine...`` in backward), and a free has the address of its allocation.
     """
 
     device: str
@@ -65,6 +68,7 @@ class MemoryReport:
     peak: int = 0
     requested: int | None = None
     events: list[tuple[str, int]] = field(default_factory=list)
+    trace: list[tuple[str, str, int, int]] = field(default_factory=list, repr=False)
 
     @property
     def net(self) -> int:
@@ -247,7 +251,7 @@ class measure:
                 self._stderr.__exit__(None, None, None)
             live: dict[int, int] = {}  # ptr -> bytes, for blocks allocated inside the block
             current = 0
-            for op, _, ptr, nbytes in self._events:
+            for op, root, ptr, nbytes in self._events:
                 if nbytes > 0:
                     live[ptr] = nbytes
                 elif ptr in live:  # a free we can match to an allocation we saw
@@ -255,6 +259,7 @@ class measure:
                 else:
                     continue
                 r.events.append((op, nbytes))
+                r.trace.append((op, root, ptr, nbytes))
                 current += nbytes
                 r.allocated += max(nbytes, 0)
                 r.freed += max(-nbytes, 0)

@@ -30,12 +30,17 @@ __all__ = [
     "StorageLayout",
     "StorageRow",
     "TensorObject",
+    "VersionSnapshot",
     "decision_chart",
     "format_bytes",
+    "memory_timeline",
     "plot_history",
+    "plot_memory_timeline",
     "plot_memory_comparison",
     "plot_storage",
+    "plot_versions",
     "storage_layout",
+    "version_snapshot",
 ]
 
 MAX_CELLS = 24  # storages up to this many elements are drawn cell by cell
@@ -807,4 +812,171 @@ def decision_chart() -> Figure:
         arrow(a, b, label)
     ax.set_title("Do I need identity = x.clone()?", fontsize=13, fontweight="bold")
     plt.close(fig)                           # shown once, as the value of the cell
+    return fig
+
+
+# --------------------------------------------------------------------------
+# A memory timeline: bytes live over one measured block (notebook 09)
+# --------------------------------------------------------------------------
+
+
+def memory_timeline(report: Any, mark: str = "aten::clone") -> tuple[list[int], list[tuple[int, int]]]:
+    """From a CPU :class:`~clonelab.memory.MemoryReport`: bytes live after each event, and the lifetimes
+    ``(first event, last event)`` of the allocations whose root op is ``mark`` (a lifetime that reaches
+    the end of the list was still alive when the block ended).
+
+    >>> import torch
+    >>> from clonelab import measure
+    >>> x = torch.ones(100)
+    >>> with measure() as m:
+    ...     c = x.clone(); y = c + c; del c
+    >>> memory_timeline(m)
+    ([400, 800, 400], [(0, 1)])
+    """
+    trace = getattr(report, "trace", None)
+    if not isinstance(trace, list) or getattr(report, "device", "cpu") != "cpu":
+        raise TypeError(f"report must be what `with measure() as report` gives on the CPU, got {type(report).__name__}")
+    if not isinstance(mark, str):
+        raise TypeError(f"mark must be an op name such as 'aten::clone', got {mark!r}")
+    live, current, opened, spans = [], 0, {}, []
+    for i, (_, root, ptr, nbytes) in enumerate(trace):
+        current += nbytes
+        live.append(current)
+        if nbytes > 0 and root == mark:
+            opened[ptr] = i
+        elif nbytes < 0 and ptr in opened:
+            spans.append((opened.pop(ptr), i - 1))
+    spans += [(start, len(trace) - 1) for start in opened.values()]
+    return live, sorted(spans)
+
+
+def plot_memory_timeline(reports: Mapping[str, Any], *, mark: str = "aten::clone",
+                         title: str | None = None) -> Figure:
+    """Bytes live over each measured block, one line per report, and below them the lifetime of every
+    allocation made by ``mark`` (the clones) in each report. The x axis counts allocation events; a
+    dotted line marks where backward starts. 950 px wide.
+
+    >>> import torch
+    >>> from clonelab import measure
+    >>> x = torch.ones(100, requires_grad=True)
+    >>> with measure() as m:
+    ...     (x.clone() * 2).sum().backward()
+    >>> fig = plot_memory_timeline({"clone": m})
+    >>> [ax.get_ylabel() for ax in fig.axes]
+    ['bytes live (MiB)', 'clones']
+    """
+    if not isinstance(reports, Mapping) or not reports:
+        raise TypeError("reports must be a non-empty dict of name -> report from `with measure() as report`")
+    _check_title(title)
+    import matplotlib.pyplot as plt
+
+    timelines = {name: memory_timeline(r, mark) for name, r in reports.items()}
+    rows = sum(1 for _, spans in timelines.values() if spans) or 1
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9.5, 5.6), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, max(1, 0.35 * rows + 0.6)]})
+    for k, (name, (live, spans)) in enumerate(timelines.items()):
+        colour = _PALETTE[k % len(_PALETTE)]
+        top.step(range(len(live)), [b / 2**20 for b in live], where="post", color=colour, lw=1.4,
+                 label=f"{name}: peak {format_bytes(max(live, default=0))}")
+        backward = next((i for i, e in enumerate(reports[name].trace)
+                         if (e[1] or "").startswith("autograd::engine")), None)
+        if backward is not None:
+            top.axvline(backward, color=colour, ls=":", lw=1)
+            if k == 0:
+                top.annotate("backward starts", (backward, 0), xytext=(3, 3), textcoords="offset points",
+                             fontsize=8)
+        for j, (start, end) in enumerate(spans):      # one thin bar per allocation, stacked in its row
+            y = k - 0.35 + 0.7 * (j + 0.5) / len(spans)
+            bottom.plot([start, end + 1], [y, y], color=colour, lw=max(1.0, 6 / len(spans) ** 0.5),
+                        solid_capstyle="butt")
+    top.set_ylabel("bytes live (MiB)")
+    top.legend(loc="upper left", fontsize=9)
+    top.grid(alpha=0.3)
+    bottom.set_ylabel("clones" if mark == "aten::clone" else mark)
+    bottom.set_yticks(range(len(timelines)), list(timelines))
+    bottom.set_ylim(-0.7, len(timelines) - 0.3)
+    bottom.set_xlabel("allocation and free events, in order")
+    bottom.grid(alpha=0.3, axis="x")
+    fig.suptitle(title or "Bytes live during the block; bars: how long each clone lives", fontsize=11)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+# --------------------------------------------------------------------------
+# The version counter over a sequence of writes (notebook 04)
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionSnapshot:
+    """The ``_version`` and values of some named tensors at one moment, under a label."""
+
+    label: str
+    rows: tuple[tuple[str, int, tuple[float, ...]], ...]   # (name, version, values)
+
+
+def version_snapshot(tensors: Mapping[str, torch.Tensor], label: str) -> VersionSnapshot:
+    """Record ``t._version`` and the values (up to 6) of each named tensor, after the step ``label``.
+
+    >>> x = torch.zeros(2); y = x
+    >>> x += 1
+    >>> version_snapshot({"x": x, "y = x": y}, "x += 1").rows
+    (('x', 1, (1.0, 1.0)), ('y = x', 1, (1.0, 1.0)))
+    """
+    if not isinstance(tensors, Mapping) or not tensors:
+        raise TypeError("tensors must be a non-empty dict of name -> tensor")
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a string (the step just run), got {label!r}")
+    rows = []
+    for name, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"tensors[{name!r}] must be a tensor, got {type(t).__name__}")
+        values = tuple(float(v) for v in t.detach().reshape(-1)[:6].tolist())
+        rows.append((str(name), t._version, values))
+    return VersionSnapshot(label, tuple(rows))
+
+
+def plot_versions(snapshots: Sequence[VersionSnapshot], *, title: str | None = None) -> Figure:
+    """A grid: one row per tensor, one column per step. Each cell shows the tensor's ``_version`` and
+    values; a cell is coloured when the version went up in that step, so you see which names saw the write.
+
+    >>> x = torch.zeros(2); y = x; c = x.clone()
+    >>> shots = [version_snapshot({"x": x, "y": y, "c": c}, "start")]
+    >>> x += 1
+    >>> shots.append(version_snapshot({"x": x, "y": y, "c": c}, "x += 1"))
+    >>> fig = plot_versions(shots)
+    >>> len(fig.axes[0].patches)
+    6
+    """
+    if (not isinstance(snapshots, Sequence) or not snapshots
+            or not all(isinstance(s, VersionSnapshot) for s in snapshots)):
+        raise TypeError("snapshots must be a non-empty list of version_snapshot(...) results")
+    names = [name for name, _, _ in snapshots[0].rows]
+    if any([name for name, _, _ in s.rows] != names for s in snapshots):
+        raise ValueError("every snapshot must name the same tensors, in the same order")
+    _check_title(title)
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    cols, rows = len(snapshots), len(names)
+    width = min(9.5, 1.9 + 1.6 * cols)
+    fig, ax = plt.subplots(figsize=(width, 0.75 + 0.62 * rows))
+    ax.set(xlim=(-1.9 / 1.6, cols), ylim=(rows, -0.6))
+    ax.axis("off")
+    for c, shot in enumerate(snapshots):
+        ax.text(c + 0.5, -0.3, shot.label, ha="center", va="center", fontsize=9, family="monospace",
+                fontweight="bold")
+        for r, (name, version, values) in enumerate(shot.rows):
+            moved = c > 0 and version > snapshots[c - 1].rows[r][1]      # a write, seen through this name
+            ax.add_patch(Rectangle((c + 0.04, r + 0.06), 0.92, 0.88, fc="#fcd9a8" if moved else "#f2f2f2",
+                                   ec="#999999", lw=0.8))
+            shown = " ".join(f"{v:g}" for v in values)
+            ax.text(c + 0.5, r + 0.5, f"v{version}\n{shown}", ha="center", va="center", fontsize=8.5,
+                    family="monospace", linespacing=1.3)
+    for r, name in enumerate(names):
+        ax.text(-0.08, r + 0.5, name, ha="right", va="center", fontsize=9, family="monospace")
+    ax.set_title(title or "x._version and values after each step (orange: the version moved)", fontsize=10)
+    fig.tight_layout()
+    plt.close(fig)
     return fig
