@@ -69,5 +69,6 @@ def test_notebook_runs_on_simulated_colab(colab_kernel, name, monkeypatch):
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     setup = next(c for c in nb.cells if c.get("id") == "clonelab-setup")
     printed = "".join(o.get("text", "") for o in setup.outputs if o.output_type == "stream")
-    assert printed.startswith(f"clonelab {clonelab.__version__} · torch "), printed
-    assert "was written for" not in printed and "Note:" not in printed, printed
+    # %pip's own output (e.g. warnings about a local pip configuration) may come first
+    assert any(line.startswith(f"clonelab {clonelab.__version__} · torch ") for line in printed.splitlines()), printed
+    assert "was written for" not in printed and "outside the tested range" not in printed, printed

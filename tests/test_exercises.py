@@ -38,3 +38,15 @@ def test_ids_are_unique_and_named_by_notebook():
     assert len(ids) == len(set(ids))
     for i in ids:
         assert i.split(".")[0] in {"demo", "quiz"} or i.split(".")[0].isdigit(), i
+
+
+def test_a_hint_ends_with_one_full_stop_or_its_own_question_mark():
+    from clonelab import exercises
+
+    exercises._REGISTRY["test.q"] = (lambda a: "is it the same storage?", "unused")
+    exercises._REGISTRY["test.s"] = (lambda a: "look at the strides", "unused")
+    try:
+        assert exercises.check("test.q", 1).message.endswith("Hint: is it the same storage?")
+        assert exercises.check("test.s", 1).message.endswith("Hint: look at the strides.")
+    finally:
+        del exercises._REGISTRY["test.q"], exercises._REGISTRY["test.s"]

@@ -60,6 +60,13 @@ def test_07_2_wrong(answer, capsys):
     assert "nbytes" not in out and "element_size" not in out
 
 
+def test_07_2_float32_only_answer_gets_the_dtype_hint(capsys):
+    check("07.2", lambda t: t.numel() * 4)
+    out = capsys.readouterr().out
+    assert "dtype" in out or "float64" in out
+    assert "laid out" not in out and "view" not in out
+
+
 def test_07_2_storage_answer_gets_the_view_hint(capsys):
     check("07.2", lambda t: t.untyped_storage().nbytes())
     assert "view" in capsys.readouterr().out

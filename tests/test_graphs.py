@@ -566,3 +566,79 @@ def test_mark_needs_show_saved_and_a_tensor():
         draw_graph(y, mark=y)
     with pytest.raises(TypeError, match="mark must be a tensor"):
         draw_graph(y, show_saved=True, mark=[1.0])
+
+
+# ---------------------------------------------------------------- boxes() and arrows()
+
+
+@pytest.mark.parametrize("clone", [False, True])
+def test_boxes_and_arrows_read_the_toy_graph(clone):
+    loss, params = toy(clone)
+    g = draw_graph(loss, params) if dot_available() else None
+    if g is None:  # without dot the DOT text is still there: build it the same way
+        g = GraphDrawing(loss, params, False, False, graphs._make_digraph(loss, params, False, False),
+                         None, None, None)
+    colours = collections.Counter(colour for _, colour in g.boxes())
+    assert colours == {"grey": 7 + clone, "lightblue": 2, "darkolivegreen1": 1}
+    assert sum(colours[c] for c in ("grey",)) == sum(graph_nodes(loss).values())
+    arrows = g.arrows()
+    assert ("weight1 (1)", "AccumulateGrad", "arrow") in arrows
+    assert ("PowBackward0", "(1)", "arrow") in arrows
+    assert all(style == "arrow" for _, _, style in arrows)
+    assert (("MulBackward0", "CloneBackward0", "arrow") in arrows) is clone
+
+
+def test_boxes_and_arrows_read_saved_tensors_marks_and_views():
+    loss, params = toy(clone=False)
+    g = GraphDrawing(loss, params, True, False, graphs._make_digraph(loss, params, True, False),
+                     None, None, None)
+    boxes = g.boxes()
+    # the later declaration wins: w2, saved as `self`, is drawn as the blue leaf
+    assert sorted(label for label, colour in boxes if colour == "orange") == ["other ()", "other (1)", "self (1)"]
+    assert ("weight2 (1)", "lightblue") in boxes
+    assert ("MulBackward0", "weight2 (1)", "line") in g.arrows()
+
+    w = torch.ones(2, requires_grad=True)
+    t = w * 2
+    v = t[0:1]
+    view = GraphDrawing(v, {"w": w, "t": t, "v": v}, False, False,
+                        graphs._make_digraph(v, {"w": w, "t": t, "v": v}, False, False), None, None, None)
+    assert ("t (2)", "darkolivegreen3") in view.boxes()
+    assert ("t (2)", "v (1)", "dotted") in view.arrows()
+
+
+def test_mark_recolours_the_saved_box():
+    w1 = torch.tensor([2.0], requires_grad=True)
+    w2 = torch.tensor([3.0], requires_grad=True)
+    f = w1 * 1
+    loss = (f + w2 * f) ** 2
+    g = GraphDrawing(loss, {}, True, False, graphs._make_digraph(loss, {}, True, False, f), None, None, None)
+    assert [label for label, colour in g.boxes() if colour == "tomato"] == ["other (1)"]
+
+
+def test_boxes_without_torchviz_raise_a_clear_error():
+    w = torch.ones(1, requires_grad=True)
+    g = GraphDrawing(w * 2, {}, False, False, None, None, None, None)
+    with pytest.raises(ValueError, match="no DOT text"):
+        g.boxes()
+
+
+@needs_dot
+def test_a_saved_leaf_stays_above_the_node_that_saved_it():
+    # Without the fix, w2 (saved by w2 * f, and a leaf) was ranked below its MulBackward0 and the
+    # arrow AccumulateGrad -> MulBackward0 pointed up. Read the ranks from dot's layout (y grows down).
+    loss, params = toy(clone=False)
+    g = draw_graph(loss, params, show_saved=True)
+    assert "constraint=false dir=none" in g.source
+    layout = g.digraph.pipe(format="plain", encoding="utf-8")
+    y, names = {}, {}
+    for line in layout.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "node":
+            y[parts[1]] = float(parts[3])
+    for box, body in graphs._DOT_NODE.findall(g.source):
+        label = dict(graphs._DOT_ATTR.findall(body)).get("label", "")
+        names[box] = " ".join(label.strip('"').split())
+    for tail, head, attrs in graphs._DOT_EDGE.findall(g.source):
+        if "dir=none" not in (attrs or ""):
+            assert y[tail] > y[head], f"{names[tail]} -> {names[head]} points up"

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from clonelab import describe, shares_storage
+from clonelab import describe, shares_storage, storage_positions
 
 
 def test_describe_reports_the_blog_posts_clone_test():
@@ -111,3 +111,19 @@ def test_sparse_tensors_are_refused_by_name():
         shares_storage(torch.zeros(1), s)
     with pytest.raises(ValueError, match=r"a is a sparse tensor \(layout torch.sparse_csr\)"):
         shares_storage(torch.eye(2).to_sparse_csr(), torch.zeros(1))
+
+
+def test_storage_positions_find_every_element_in_the_storage():
+    t = torch.arange(24.0).reshape(2, 3, 4)   # contiguous from 0: value == storage position
+    flat = t.flatten()
+    for view in (t, t[:, 1:, ::2], t.permute(2, 0, 1), t[1], t[..., 3], t.expand(2, 2, 3, 4)[1], t[0, 0, 0]):
+        positions = storage_positions(view)
+        assert len(positions) == view.numel()
+        assert view.flatten().tolist() == flat[positions].tolist()
+    assert storage_positions(t.permute(2, 1, 0)[..., 0]) == [0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]
+    assert storage_positions(torch.empty(0)) == []
+
+
+def test_storage_positions_rejects_a_non_tensor():
+    with pytest.raises(TypeError, match="t must be a torch.Tensor, got list"):
+        storage_positions([1, 2])

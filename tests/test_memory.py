@@ -118,6 +118,21 @@ def test_rss_line_profile_reports_the_posts_function():
         rss_line_profile(3)
 
 
+def test_rss_increments_reads_every_line_that_ran():
+    from clonelab import rss_increments
+    from clonelab.workloads import clone_tensor
+
+    rows = rss_increments(rss_line_profile(clone_tensor))
+    assert [code for code, _ in rows] == ["a = torch.tensor([1], dtype=torch.float32)",
+                                          "a.grad = torch.tensor([2], dtype=torch.float32)",
+                                          "b = a.clone()", "return b"]
+    # printed with one decimal: every increment is a whole number of 0.1 MiB steps
+    assert all(abs(mib * 10 - round(mib * 10)) < 1e-9 for _, mib in rows)
+    assert rss_increments("   7    10.0 MiB    -0.5 MiB           1       del x\n") == [("del x", -0.5)]
+    with pytest.raises(TypeError, match="report must be the text"):
+        rss_increments(None)
+
+
 def test_rss_is_in_bytes_and_positive():
     assert rss_bytes() > 10 * 2**20
 

@@ -103,3 +103,16 @@ def test_stray_stderr_allows_only_a_tqdm_bar():
         stderr("training: 100%|██████████| 10/10\nUserWarning: something\n"),
     ])
     assert [i for i, _ in stray_stderr(book)] == [1, 2]
+
+
+def test_figures_fit_a_jupyterlab_column(nb):
+    """Every picture a notebook shows is at most 1000 px wide, so its labels stay readable."""
+    import base64
+
+    path, book = nb
+    for i, cell in enumerate(book.cells):
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            png = out.get("data", {}).get("image/png")
+            if png:
+                width = int.from_bytes(base64.b64decode(png)[16:20], "big")
+                assert width <= 1000, f"cell {i}: a {width} px wide picture"

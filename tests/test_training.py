@@ -10,7 +10,7 @@ import torch
 
 from clonelab.data import Digits, load_digits_tensors
 from clonelab.models import BasicBlock, ReluFirstBlock, resnet
-from clonelab.training import History, train
+from clonelab.training import History, train, weight_distance
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +162,20 @@ def test_the_measured_first_step_includes_adams_state(small_data):
     param_bytes = sum(p.nbytes for p in model.parameters())
     h = train(model, Digits(*(t[:64] for t in small_data)), epochs=1, progress=False)
     assert h.peak_bytes >= 3 * param_bytes  # the grads, and exp_avg and exp_avg_sq
+
+
+def test_weight_distance_zero_for_equal_models_and_relative_otherwise():
+    a, b = _model(), _model()
+    assert set(weight_distance(a, b).values()) == {0.0}
+    with torch.no_grad():
+        b.fc.weight.mul_(-1)                      # b - a = -2a: twice a's norm
+    d = weight_distance(a, b)
+    assert d["fc.weight"] == pytest.approx(2.0) and d["conv1.weight"] == 0.0
+    assert list(d) == [n for n, _ in a.named_parameters()]
+
+
+def test_weight_distance_rejects_bad_input():
+    with pytest.raises(TypeError, match="a must be an nn.Module"):
+        weight_distance("model", _model())
+    with pytest.raises(ValueError, match="b must have a parameter"):
+        weight_distance(_model(), torch.nn.Linear(2, 1))

@@ -88,11 +88,11 @@ def git_source() -> str:
 
 def setup_source() -> str:
     return f'''{SETUP_MARK} (stamped by tools/nbtool.py: edit the template there, not here)
-import os
+import os, subprocess, sys
 try:  # only on Google Colab: install the helper package (with torchviz) first
     import google.colab  # noqa: F401
     source = os.environ.get("CLONELAB_SOURCE", "{git_source()}")
-    %pip install -q {{source}}
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
 except ImportError:
     pass  # elsewhere it is installed already (see the README)
 import clonelab

@@ -20,6 +20,7 @@ _EXPORTS = {
     # inspection
     "describe": "inspection",
     "shares_storage": "inspection",
+    "storage_positions": "inspection",
     "Table": "_table",
     # op watching
     "watch_ops": "watch",
@@ -28,6 +29,7 @@ _EXPORTS = {
     "saved_for_backward": "memory",
     "saved_by_node": "memory",
     "rss_line_profile": "memory",
+    "rss_increments": "memory",
     "clone_cost": "cost",
     "block_inputs": "cost",
     # graphs
@@ -50,10 +52,12 @@ _EXPORTS = {
     "load_digits_tensors": "data",
     "train": "training",
     "History": "training",
+    "weight_distance": "training",
     # pictures
     "plot_storage": "plots",
     "decision_chart": "plots",
     "plot_memory_timeline": "plots",
+    "memory_timeline": "plots",
     "plot_versions": "plots",
     "version_snapshot": "plots",
     "plot_history": "plots",

@@ -71,8 +71,8 @@ def show_versions(written_for: str | None = None) -> None:
     if torch_version is None:
         print(f"torch is missing: install a release from {low} to {high} (see the README).")
     elif not torch_in_tested_range(torch_version):
-        print(f"Note: the outputs shown were made with {OUTPUTS_MADE_WITH}, and the series is tested on "
-              f"torch {low} to {high}. With torch {torch_version} a check may differ.")
+        print(f"Note: torch {torch_version} is outside the tested range (torch {low} to {high}). The outputs "
+              f"shown were made with {OUTPUTS_MADE_WITH}, and a check may differ.")
     if written_for is not None and clonelab.__version__ != written_for:
         print(f"This notebook was written for clonelab {written_for}. Update the package: on Colab, "
               "Runtime > Restart session, then run this cell again; in a clone of the repository, "

@@ -415,6 +415,53 @@ class GraphDrawing:
         """The DOT source of the graph (None without torchviz)."""
         return None if self.digraph is None else self.digraph.source
 
+    def boxes(self) -> list[tuple[str, str]]:
+        """Every box of the drawing as ``(label, colour)``, read from the DOT text.
+
+        Labels are on one line (``"weight1 (1)"``); a box without a fill
+        colour is a backward node, reported as ``"grey"``. When the DOT text
+        declares a box twice, the later attributes win, as in Graphviz.
+
+        >>> import torch
+        >>> w = torch.tensor([2.0], requires_grad=True)
+        >>> draw_graph((w * 3).sum(), {"w": w}).boxes()  # doctest: +SKIP
+        [('(1)', 'darkolivegreen1'), ('SumBackward0', 'grey'), ('MulBackward0', 'grey'),
+         ('w (1)', 'lightblue'), ('AccumulateGrad', 'grey')]
+        """
+        return [(label, colour) for label, colour in self._dot_boxes().values()]
+
+    def arrows(self) -> list[tuple[str, str, str]]:
+        """Every edge as ``(from label, to label, style)``, read from the DOT text.
+
+        ``style`` is ``"arrow"`` (an input to the node that used it),
+        ``"line"`` (no arrowhead: a node to a tensor it saved, with
+        ``show_saved=True``) or ``"dotted"`` (a view's base to the view).
+
+        >>> import torch
+        >>> w = torch.tensor([2.0], requires_grad=True)
+        >>> ("w (1)", "AccumulateGrad", "arrow") in draw_graph(w * 3, {"w": w}).arrows()  # doctest: +SKIP
+        True
+        """
+        boxes = self._dot_boxes()
+        found = []
+        for tail, head, attrs in _DOT_EDGE.findall(self._dot_text()):
+            attrs = dict(_DOT_ATTR.findall(attrs))
+            style = "line" if attrs.get("dir") == "none" else "dotted" if attrs.get("style") == "dotted" else "arrow"
+            found.append((boxes[tail][0], boxes[head][0], style))
+        return found
+
+    def _dot_text(self) -> str:
+        if self.source is None:
+            raise ValueError("this drawing has no DOT text: torchviz could not be imported")
+        return self.source
+
+    def _dot_boxes(self) -> dict[str, tuple[str, str]]:
+        attrs: dict[str, dict[str, str]] = {}
+        for box, body in _DOT_NODE.findall(self._dot_text()):
+            attrs.setdefault(box, {}).update(_DOT_ATTR.findall(body))
+        return {box: (" ".join(a.get("label", "").strip('"').split()), a.get("fillcolor", "grey"))
+                for box, a in attrs.items()}
+
     def _repr_svg_(self) -> str | None:
         return self.svg
 
@@ -427,6 +474,13 @@ class GraphDrawing:
         counts = graph_nodes(self.output)
         return (f"<GraphDrawing of {type(self.output.grad_fn).__name__}: "
                 f"{sum(counts.values())} backward nodes, drawn with {self.backend}>")
+
+
+# torchviz's DOT text, one statement per line: `\tn3 [label=... fillcolor=...]` and `\tn3 -> n4 [dir=none]`
+# (a quoted label may hold a newline)
+_DOT_NODE = re.compile(r'^\t(n\d+) \[((?:[^\]"]|"[^"]*")*)\]', re.M)
+_DOT_EDGE = re.compile(r"^\t(n\d+) -> (n\d+)(?: \[([^\]]*)\])?$", re.M)
+_DOT_ATTR = re.compile(r'(\w+)=("[^"]*"|[^\s\]]+)')
 
 
 def _figure_png(figure: Figure) -> bytes:
@@ -477,6 +531,23 @@ def _mark_saved(digraph: graphviz.Digraph, output: torch.Tensor, mark: torch.Ten
     return len(boxes)
 
 
+def _leaf_lines_do_not_rank(digraph: graphviz.Digraph) -> None:
+    """Let a saved tensor that is also a leaf (``w2`` in ``w2 * f``) stay above its node.
+
+    torchviz draws the saved-tensor line from the node down to the tensor. For
+    a leaf, Graphviz then ranks the leaf below the node that saved it, and the
+    leaf's own arrow (leaf -> AccumulateGrad -> that node) has to point up.
+    ``constraint=false`` keeps the line but lets the leaf's arrows set the layout.
+    """
+    source = digraph.source
+    leaves = set(re.findall(r'^\t(\d+) \[label="[^"]*" fillcolor=lightblue\]', source, re.M))
+    digraph.body[:] = [
+        line.replace("[dir=none]", "[constraint=false dir=none]")
+        if (m := re.match(r"^\t\d+ -> (\d+) \[dir=none\]", line)) and m.group(1) in leaves else line
+        for line in digraph.body
+    ]
+
+
 def _make_digraph(output: torch.Tensor, params: dict[str, torch.Tensor],
                   show_saved: bool, show_attrs: bool, mark: torch.Tensor | None = None) -> graphviz.Digraph:
     import torchviz
@@ -498,6 +569,7 @@ def _make_digraph(output: torch.Tensor, params: dict[str, torch.Tensor],
         ) from exc
     if mark is not None:
         _mark_saved(digraph, output, mark)
+    _leaf_lines_do_not_rank(digraph)
     _stable_names(digraph)
     return digraph
 

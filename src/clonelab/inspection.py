@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Sequence
 
 from clonelab._checks import require_dense_tensor, storage_key
@@ -42,6 +43,27 @@ def shares_storage(a, b) -> bool:
     require_dense_tensor(a, "a")
     require_dense_tensor(b, "b")
     return _share_memory(a, b)
+
+
+def storage_positions(t) -> list[int]:
+    """Where each element of ``t`` sits in its storage, in ``t``'s own (row-major) element order.
+
+    Element ``t[i, j, ...]`` lives at position ``offset + i * stride[0] + j * stride[1] + ...``,
+    counted in elements from the start of the storage. Works for any number of dimensions.
+
+    >>> import torch
+    >>> t = torch.arange(10.0, 70.0, 10.0).reshape(2, 3)
+    >>> storage_positions(t[:, 1:])       # a slice: starts at 1, keeps t's strides
+    [1, 2, 4, 5]
+    >>> storage_positions(t.T)            # the transpose: strides swapped
+    [0, 3, 1, 4, 2, 5]
+    >>> storage_positions(torch.tensor(5.0))   # 0-d: one element
+    [0]
+    """
+    require_dense_tensor(t, "t")
+    ranges = [range(n) for n in t.shape]
+    return [t.storage_offset() + sum(i * s for i, s in zip(index, t.stride()))
+            for index in itertools.product(*ranges)]
 
 
 def _share_memory(a, b) -> bool:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -430,6 +431,34 @@ def rss_line_profile(func: Callable[..., Any], *args, **kwargs) -> str:
     # Show the file relative to the package, not this machine's absolute path.
     short = os.path.join("clonelab", os.path.relpath(path, os.path.dirname(__file__)))
     return out.getvalue().replace(path, short)
+
+
+# One row of memory_profiler's report: line number, Mem usage, Increment, Occurrences, source.
+_RSS_ROW = re.compile(r"^\s*\d+\s+(-?[\d.]+) MiB\s+(-?[\d.]+) MiB\s+\d+\s+(.*?)\s*$")
+
+
+def rss_increments(report: str) -> list[tuple[str, float]]:
+    """The rows of a :func:`rss_line_profile` report as ``(source line, Increment in MiB)``.
+
+    The report's first row (the ``def`` line) is left out: its "increment" is
+    the whole process's RSS when the function starts, not a change. Lines that
+    did not run (the docstring) have no increment and are left out too.
+
+    >>> report = '''
+    ... Line #    Mem usage    Increment  Occurrences   Line Contents
+    ... =============================================================
+    ...     20    245.1 MiB    245.1 MiB           1   def clone_tensor():
+    ...     21                                             # a comment
+    ...     22    245.1 MiB      0.0 MiB           1       a = torch.tensor([1.0])
+    ...     24    246.0 MiB      0.9 MiB           1       b = a.clone()
+    ... '''
+    >>> rss_increments(report)
+    [('a = torch.tensor([1.0])', 0.0), ('b = a.clone()', 0.9)]
+    """
+    if not isinstance(report, str):
+        raise TypeError(f"report must be the text that rss_line_profile returns, got {type(report).__name__}")
+    rows = [m.groups() for m in map(_RSS_ROW.match, report.splitlines()) if m]
+    return [(code, float(increment)) for _, increment, code in rows if not code.startswith("def ")]
 
 
 def rss_bytes() -> int:

@@ -319,7 +319,7 @@ def storage_layout(tensors: Mapping[str, torch.Tensor]) -> StorageLayout:
 
 # Drawing: all sizes in inches. One axes fills the figure and its data units
 # are inches, so text (in points) and boxes scale together.
-_FIG_W = 10.0
+_FIG_W = 9.6  # inches: 960 px at the 100 dpi of JupyterLab's inline figures, under a 1000 px column
 _MONO_CHAR = 0.6 / 72  # inches per point of font size, DejaVu Sans Mono
 _PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
             "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
@@ -379,7 +379,7 @@ def plot_storage(tensors: Mapping[str, torch.Tensor], *, title: str | None = Non
     x_name = 0.2 + (name_col - name_w) / 2
     x_obj = 0.2 + name_col + 0.5
     x_store = x_obj + box_w + 0.75
-    # as wide as the storages need (at most half an inch a cell), within 10 in
+    # as wide as the storages need (at most half an inch a cell), within _FIG_W
     need = max(s.n_cells * 0.5 if 0 < s.n_cells <= MAX_CELLS else 5.0 for s in layout.storages)
     store_w = min(_FIG_W - 0.3 - x_store, need)
     fig_w = max(x_store + store_w + 0.3, 7.5)
@@ -596,7 +596,7 @@ def plot_history(histories: Mapping[str, Any], *, title: str | None = None) -> F
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4.4))
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9.6, 4.4))
     styles = ["-", "--", ":", "-."]
     for k, (name, loss, acc, extras) in enumerate(rows):
         color = _PALETTE[k % len(_PALETTE)]

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["History", "train"]
+__all__ = ["History", "train", "weight_distance"]
 
 
 
@@ -234,3 +234,37 @@ def _fit(model: nn.Module, data, epochs: int, seed: int, batch_size: int, lr: fl
     bar.close()
     history.time_s = time.perf_counter() - start
     return history
+
+
+def weight_distance(a: nn.Module, b: nn.Module) -> dict[str, float]:
+    """How far apart two models' weights are: for every parameter of ``a``, by name,
+    ``‖a − b‖ / ‖a‖`` (relative L2 distance; 0.0 means bitwise equal, 1.0 as far apart as ``a`` is from 0).
+
+    Both models must have the same parameter names and shapes, e.g. two trainings of one architecture.
+
+    >>> import torch
+    >>> a, b = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
+    >>> b.load_state_dict(a.state_dict())
+    <All keys matched successfully>
+    >>> weight_distance(a, b)
+    {'weight': 0.0, 'bias': 0.0}
+    >>> with torch.no_grad():
+    ...     _ = b.weight.mul_(2)
+    >>> weight_distance(a, b)["weight"]
+    1.0
+    """
+    for argname, model in (("a", a), ("b", b)):
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"{argname} must be an nn.Module, got {type(model).__name__}")
+    theirs = dict(b.named_parameters())
+    distances = {}
+    for name, p in a.named_parameters():
+        q = theirs.get(name)
+        if q is None or q.shape != p.shape:
+            raise ValueError(f"b must have a parameter {name!r} of shape {tuple(p.shape)} like a; "
+                             f"got {None if q is None else tuple(q.shape)}")
+        with torch.no_grad():
+            norm = p.double().norm()
+            diff = (p.double() - q.double()).norm()
+        distances[name] = float(diff / norm) if norm > 0 else float(diff)
+    return distances

@@ -169,6 +169,7 @@ def check(exercise_id: str, answer: Any) -> Verdict:
         message = f"✓ {exercise_id}: correct."
     else:
         specific = outcome if isinstance(outcome, str) else hint
-        message = f"✗ {exercise_id}: not yet. Hint: {specific}."
+        end = "" if specific.endswith((".", "?", "!")) else "."   # a hint that asks a question keeps its "?"
+        message = f"✗ {exercise_id}: not yet. Hint: {specific}{end}"
     print(message)
     return Verdict(exercise_id, outcome is True, message)

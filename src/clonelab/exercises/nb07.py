@@ -41,7 +41,8 @@ def _cases():
     ]
 
 
-@exercise("07.2", hint="a clone copies the elements the tensor shows, however they are laid out in its storage")
+@exercise("07.2", hint="count the elements the tensor shows and the bytes each one takes in the tensor's dtype; "
+                       "how they are laid out in storage does not matter")
 def _clone_cost(answer):
     if not callable(answer):
         return "answer should be the function clone_cost itself (no parentheses)"
@@ -52,6 +53,11 @@ def _clone_cost(answer):
             return "clone_cost(t) should return a whole number of bytes"
         if got == expected:
             continue
+        if got == t.numel():
+            return "that counts elements; a clone allocates bytes"
+        if got == t.numel() * 4:
+            return (f"4 bytes per element is right for float32 only; this tensor is {t.dtype}, "
+                    "whose elements take a different number of bytes")
         if got == t.untyped_storage().nbytes():
             return ("for a view or an expanded tensor the storage is not what gets copied: "
                     "try torch.ones(100, 100)[:2] and torch.ones(1).expand(1000) under measure()")

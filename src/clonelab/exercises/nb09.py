@@ -139,7 +139,7 @@ _X_NBYTES = 8 * 64 * 32 * 32 * 4
 
 
 @exercise("09.3", hint="the clone lives until the block returns, unless something saved it for backward; "
-                       "what does a convolution save?")
+                       "look at what a convolution saves")
 def _held_after_forward(answer):
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         return "answer should be a tuple (plain_block, downsampling_block) of two ints"
@@ -153,7 +153,7 @@ def _held_after_forward(answer):
             return "the plain block's clone is freed when the block returns: nothing in its graph refers to it"
         return "the plain block's entry is not right yet"
     if down == 0:
-        return "in the downsampling block the clone goes into the shortcut's 1x1 convolution; what does it keep?"
+        return "in the downsampling block the clone goes into the shortcut's 1x1 convolution: look at what that convolution keeps"
     if down * 4 == _X_NBYTES:
         return "count bytes, not elements"
-    return "the downsampling block's entry is not right yet: how big is one copy of the input?"
+    return "the downsampling block's entry is not right yet: start from the size of one copy of the input"

@@ -13,7 +13,7 @@ _IDENTICAL = {"A", "B", "C", "E"}  # D: ReluFirstBlock writes into x; F: a diffe
 
 
 @exercise("10.1", hint="ask of each change: does anything now write into a block's input x before the "
-                       "addition, or do the two runs no longer do the same thing?")
+                       "addition, or do the two runs now do different things")
 def _keeps_identical(answer):
     chosen = letters(answer, _OPTIONS)
     if chosen is None:

@@ -480,7 +480,7 @@ def _downsampling_inputs() -> dict[str, int]:
 
 
 @exercise("quiz.11", hint="a block's clone outlives the block only if some backward node saved it; "
-                          "which blocks feed the clone into a convolution?")
+                          "look for the blocks that feed the clone into a convolution")
 def _quiz_11(answer):
     given = whole_number(answer)
     if given is None:
@@ -490,7 +490,7 @@ def _quiz_11(answer):
     if given == total:
         return True
     if given == 0:
-        return "some clones are still alive after the forward pass: which ones did a backward node save?"
+        return "some clones are still alive after the forward pass: count the ones that a backward node saved"
     if given * 4 == total:
         return "count bytes, not elements (float32: 4 bytes each)"
     if given in held.values():
