@@ -116,3 +116,32 @@ def test_figures_fit_a_jupyterlab_column(nb):
             if png:
                 width = int.from_bytes(base64.b64decode(png)[16:20], "big")
                 assert width <= 1000, f"cell {i}: a {width} px wide picture"
+
+
+def test_deeper_code_cells_are_collapsed_and_the_core_never_needs_them(nb):
+    """A reader may skip the optional cells: they are collapsed, and no later core cell uses a name they define."""
+    import ast
+
+    path, book = nb
+    deeper_names: set[str] = set()
+    for i, cell in enumerate(book.cells):
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        try:
+            tree = ast.parse("\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+        except SyntaxError:
+            continue
+        defined = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        defined |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        defined |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}          # parameters
+        defined |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        if cell.source.startswith(nbtool.DEEPER_MARK):
+            assert cell.metadata.get("jupyter") == {"source_hidden": True, "outputs_hidden": True}, \
+                f"cell {i}: a Deeper cell must be collapsed (run `make stamp`)"
+            deeper_names |= defined
+            continue
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        needed = (used - defined) & deeper_names
+        assert not needed, f"cell {i} uses {sorted(needed)}, defined only in an optional Deeper cell"
+        deeper_names -= defined          # redefined on the core path: no longer owed to a Deeper cell

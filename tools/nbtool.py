@@ -38,6 +38,7 @@ SETUP_MARK = "# clonelab:setup"
 CONTENTS_START = "<!-- clonelab:contents -->"
 CONTENTS_END = "<!-- /clonelab:contents -->"
 SOLUTION_TAG = "solution"
+DEEPER_MARK = "# Deeper (optional)"  # first line of a code cell that belongs to a "Deeper" note
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 NB_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
 
@@ -101,7 +102,8 @@ clonelab.show_versions(written_for="{package_version()}")'''
 
 def header_source(index: int, total: int, name: str, folder: str = "notebooks") -> str:
     badge = f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(name, folder)})"
-    return f"{HEADER_MARK}\n{badge}\n\nPart {index} of {total - 1} · [Contents](00_start_here.ipynb)"
+    return (f"{HEADER_MARK}\n{badge}\n\nNotebook {index:02d} of the series 00–{total - 1:02d} · "
+            f"[Contents](00_start_here.ipynb)")
 
 
 def nav_source(paths: list[Path], titles: list[str], i: int) -> str:
@@ -170,6 +172,9 @@ def stamp() -> int:
                 # JupyterLab shows a collapsed input until the reader clicks it,
                 # so the answer is not read by accident right below the exercise
                 cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+            if cell.cell_type == "code" and cell.source.startswith(DEEPER_MARK):
+                # collapsed, input and output, like the <details> note it belongs to
+                cell.metadata["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
             if cell.cell_type == "markdown" and CONTENTS_START in cell.source:
                 cell.source = replace_between_markers(cell.source, contents_table(paths, titles))
         changed += write(nb, path)

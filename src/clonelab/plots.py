@@ -751,7 +751,7 @@ DECISION_CHART = (
     ("leaf", "question", "Is x a leaf that requires grad?"),
     ("leaf error", "error", "Yes: RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
     ("saved", "question", "Did autograd save x before the write?\n(x came from relu, sigmoid, exp, tanh,\n"
-                          "which save their output, or a later\nop saved x as its input)"),
+                          "which save their output, or an op that\nran before the write saved x as its input)"),
     ("saved error", "error", "Yes: RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
                              "clone or not.\nFix: make the write out of place."),
     ("silent", "silent", "No (x came from add, mul, conv, batch norm):\nno error, but identity sees the write:\n"
