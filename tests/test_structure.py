@@ -145,3 +145,15 @@ def test_deeper_code_cells_are_collapsed_and_the_core_never_needs_them(nb):
         needed = (used - defined) & deeper_names
         assert not needed, f"cell {i} uses {sorted(needed)}, defined only in an optional Deeper cell"
         deeper_names -= defined          # redefined on the core path: no longer owed to a Deeper cell
+
+
+def test_code_cells_are_short_and_content_notebooks_have_a_picture():
+    """At most 3 code cells in the series over 30 lines (the blog post's own code); a figure in 01-10."""
+    long = []
+    for path in PATHS:
+        book = nbformat.read(path, as_version=4)
+        code = [c for c in book.cells if c.cell_type == "code"]
+        long += [f"{path.name} cell {book.cells.index(c)}" for c in code if len(c.source.splitlines()) > 30]
+        if 1 <= int(path.name[:2]) <= 10:
+            assert any("image/png" in o.get("data", {}) for c in code for o in c.outputs), f"{path.name}: no figure"
+    assert len(long) <= 3, long
