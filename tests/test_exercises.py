@@ -23,7 +23,17 @@ def test_right_wrong_and_missing_answers(capsys):
 
 
 def test_an_answer_that_breaks_the_validator_is_wrong_not_a_crash(capsys):
-    assert not check("demo.1", object())
+    from clonelab import exercises
+
+    def breaks(answer):
+        return answer + 1 == 5          # a string answer raises TypeError here
+
+    exercises._REGISTRY["test.raises"] = (breaks, "a number")
+    try:
+        verdict = check("test.raises", "four")
+    finally:
+        del exercises._REGISTRY["test.raises"]
+    assert not verdict and "your answer raised TypeError" in verdict.message
 
 
 def test_unknown_id_is_a_clear_error():
@@ -33,9 +43,15 @@ def test_unknown_id_is_a_clear_error():
         check(1, 1)
 
 
-def test_ids_are_unique_and_named_by_notebook():
+def test_registering_an_id_twice_is_refused():
+    from clonelab import exercises
+
+    with pytest.raises(ValueError, match="registered twice"):
+        exercises.exercise("demo.1", hint="again")(lambda answer: True)   # noqa: the id exists already
+
+
+def test_ids_are_named_by_notebook():
     ids = exercise_ids()
-    assert len(ids) == len(set(ids))
     for i in ids:
         assert i.split(".")[0] in {"demo", "quiz"} or i.split(".")[0].isdigit(), i
 

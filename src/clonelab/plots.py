@@ -746,15 +746,15 @@ DECISION_CHART = (
     ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x (or a view of x)\n"
                           "in place before the addition?\nx += ...   x.relu_()   nn.ReLU(inplace=True)\n"
                           "x[...] = ...   x.copy_(...)   out=x"),
-    ("alias ok", "right", "No: identity = x is right, and free.\nNo clone needed (the post's model,\n"
-                          "torchvision's blocks)."),
+    ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
+                          "(the post's model, torchvision's blocks)."),
     ("leaf", "question", "Is x a leaf that requires grad?"),
-    ("leaf error", "error", "Yes: RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
+    ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
     ("saved", "question", "Did autograd save x before the write?\n(x came from relu, sigmoid, exp, tanh,\n"
                           "which save their output, or an op that\nran before the write saved x as its input)"),
-    ("saved error", "error", "Yes: RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
+    ("saved error", "error", "RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
                              "clone or not.\nFix: make the write out of place."),
-    ("silent", "silent", "No (x came from add, mul, conv, batch norm):\nno error, but identity sees the write:\n"
+    ("silent", "silent", "x came from add, mul, conv, batch norm ...:\nno error, but identity sees the write:\n"
                          "a silently different model.\nFix: make the write out of place, or\n"
                          "identity = x.clone() (costs x.nbytes;\nx itself is still overwritten)."),
 )
