@@ -125,8 +125,22 @@ def contents_table(paths: list[Path], titles: list[str], link_prefix: str = "") 
     return "\n".join(rows)
 
 
-def replace_between_markers(text: str, block: str) -> str:
-    pattern = re.compile(re.escape(CONTENTS_START) + r".*?" + re.escape(CONTENTS_END), re.S)
+OBJECTIVES_START = "<!-- clonelab:objectives (stamped from each notebook's Learning objectives cell) -->"
+OBJECTIVES_END = "<!-- /clonelab:objectives -->"
+
+
+def objectives_block(paths: list[Path], nbs: list, titles: list[str]) -> str:
+    """workshop/README.md's list: each notebook's "## Learning objectives" bullets, under a link to it."""
+    parts = [OBJECTIVES_START, ""]
+    for path, nb, title in zip(paths, nbs, titles):
+        cell = next((c for c in nb.cells if c.cell_type == "markdown" and "## Learning objectives" in c.source), None)
+        bullets = [line for line in (cell.source.splitlines() if cell else []) if line.startswith("- ")]
+        parts += [f"**[{title}](../notebooks/{path.name})**", "", *bullets, ""]
+    return "\n".join(parts + [OBJECTIVES_END])
+
+
+def replace_between_markers(text: str, block: str, start: str = CONTENTS_START, end: str = CONTENTS_END) -> str:
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
     if not pattern.search(text):
         return text
     return pattern.sub(lambda _: block, text)
@@ -184,6 +198,13 @@ def stamp() -> int:
         new = replace_between_markers(text, contents_table(paths, titles, "notebooks/"))
         if new != text:
             readme.write_text(new)
+            changed += 1
+    guide = ROOT / "workshop" / "README.md"
+    if guide.exists():
+        text = guide.read_text()
+        new = replace_between_markers(text, objectives_block(paths, nbs, titles), OBJECTIVES_START, OBJECTIVES_END)
+        if new != text:
+            guide.write_text(new)
             changed += 1
     print(f"stamp: {changed} file(s) changed")
     return 0
