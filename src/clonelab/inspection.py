@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import Sequence
+
+import torch
 
 from clonelab._checks import require_dense_tensor, storage_key
 from clonelab._table import Table
@@ -61,9 +62,12 @@ def storage_positions(t) -> list[int]:
     [0]
     """
     require_dense_tensor(t, "t")
-    ranges = [range(n) for n in t.shape]
-    return [t.storage_offset() + sum(i * s for i, s in zip(index, t.stride()))
-            for index in itertools.product(*ranges)]
+    # offset + sum(index_k * stride_k), built one dimension at a time with tensors, so the
+    # cost follows numel and not the (possibly huge) span of the storage
+    pos = torch.full((), t.storage_offset(), dtype=torch.long)
+    for size, stride in zip(t.shape, t.stride()):
+        pos = pos.unsqueeze(-1) + torch.arange(size, dtype=torch.long) * stride
+    return pos.reshape(-1).tolist()
 
 
 def _share_memory(a, b) -> bool:

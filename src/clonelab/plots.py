@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from clonelab.inspection import storage_positions
+
 if TYPE_CHECKING:  # only for type hints: matplotlib is imported when a figure is drawn
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -182,15 +184,6 @@ def _storage_key(t: torch.Tensor) -> tuple:
     return ("ptr", str(t.device), storage.data_ptr())
 
 
-def _element_positions(t: torch.Tensor) -> list[int]:
-    # offset + sum(index_k * stride_k), built one dimension at a time, so the
-    # cost follows numel and not the (possibly huge) span of the storage
-    pos = torch.full((), t.storage_offset(), dtype=torch.long)
-    for size, stride in zip(t.shape, t.stride()):
-        pos = pos.unsqueeze(-1) + torch.arange(size, dtype=torch.long) * stride
-    return pos.reshape(-1).tolist()
-
-
 def _is_dense(shape: Sequence[int], stride: Sequence[int]) -> bool:
     # a permutation of a contiguous layout: covers its span with no gaps
     expected = 1
@@ -300,7 +293,7 @@ def storage_layout(tensors: Mapping[str, torch.Tensor]) -> StorageLayout:
             if numel == 0:
                 ranges, exact, elements = (), True, ()
             elif numel <= _MAX_EXACT:
-                elements = tuple(p * per for p in _element_positions(t))
+                elements = tuple(p * per for p in storage_positions(t))
                 ranges = _runs([e + k for e in elements for k in range(per)])
                 exact = True
             else:
