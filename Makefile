@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # second `make lab` or `make test` goes straight to work.
 INSTALLED := $(VENV)/.clonelab-installed
 
-.PHONY: lab test test-lower test-browser test-colab notebooks stamp student links html timings benchmark clean
+.PHONY: lab lab-student test test-lower test-browser test-colab notebooks stamp student links html timings benchmark clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 
 lab: $(INSTALLED)
 	$(BIN)/jupyter lab notebooks/ $(ROOT_FLAG)
+
+# For a workshop: the student copies (no outputs, no solutions).
+lab-student: $(INSTALLED)
+	$(BIN)/jupyter lab workshop/student/ $(ROOT_FLAG)
 
 test: $(INSTALLED)
 	$(BIN)/python -m pytest

@@ -129,3 +129,12 @@ def test_sections_named_in_the_workshop_guide_exist():
                 missing.append(f"{match.group(1)}: {heading}")
     assert found >= 10, "the guide should name the sections that take each misconception apart"
     assert missing == [], f"workshop/README.md names sections that do not exist: {missing}"
+
+
+def test_student_copies_open_student_copies_on_colab():
+    """A student who follows any Colab link in a student copy lands on a student copy, never on the solutions."""
+    instructor = nbtool.colab_url("")
+    for path in nbtool.notebook_paths(nbtool.STUDENT):
+        text = "".join(c.source for c in nbtool.read(path).cells)
+        assert instructor not in text, f"{path.name} links to an instructor copy on Colab"
+        assert nbtool.colab_url(path.name, "workshop/student") in text
