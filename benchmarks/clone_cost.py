@@ -43,18 +43,14 @@ import torch
 from torch import Tensor
 
 from clonelab.cost import clone_cost
-from clonelab.models import BasicBlock, Bottleneck, resnet
-
-
-def _identity(x: Tensor, mode: str) -> Tensor:
-    return x.clone() if mode == "clone" else x
+from clonelab.models import BasicBlock, Bottleneck, _take_identity, resnet
 
 
 class TorchvisionOrderBasicBlock(BasicBlock):
     """clonelab's BasicBlock with torchvision's shortcut line: ``self.downsample(x)``."""
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = _identity(x, self.identity)
+        identity = _take_identity(x, self.identity)
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
         if self.downsample is not None:
@@ -67,7 +63,7 @@ class TorchvisionOrderBottleneck(Bottleneck):
     """clonelab's Bottleneck with torchvision's shortcut line: ``self.downsample(x)``."""
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = _identity(x, self.identity)
+        identity = _take_identity(x, self.identity)
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn2(self.conv2(out)))
         out = self.bn3(self.conv3(out))
