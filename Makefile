@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # second `make lab` or `make test` goes straight to work.
 INSTALLED := $(VENV)/.clonelab-installed
 
-.PHONY: lab lab-student test test-lower test-browser test-colab notebooks stamp student links html timings benchmark clean
+.PHONY: lab lab-student test test-lower test-browser test-colab notebooks stamp student links html timings benchmark wheelhouse clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,9 +56,24 @@ notebooks: $(INSTALLED)
 	$(BIN)/python tools/nbtool.py stamp
 	$(BIN)/python tools/nbtool.py execute
 	$(BIN)/python tools/nbtool.py student
+	$(BIN)/python tools/workshop.py
 
-stamp student links html: $(INSTALLED)
+# Badges, setup cells, navigation, time markers; then the workshop kit made from the notebooks.
+stamp: $(INSTALLED)
+	$(BIN)/python tools/nbtool.py stamp
+	$(BIN)/python tools/workshop.py
+
+student links html: $(INSTALLED)
 	$(BIN)/python tools/nbtool.py $@
+
+# For a room without network: every wheel the series needs (the torch of .venv included), for this
+# platform and Python, in $(WHEELHOUSE)/. Copy the folder to the students' machines (same OS and Python), then:
+#   python -m venv .venv && .venv/bin/pip install --no-index --find-links wheelhouse "clonelab[lab]"
+WHEELHOUSE ?= wheelhouse
+wheelhouse: $(INSTALLED)
+	$(BIN)/python -m pip wheel -q --wheel-dir $(WHEELHOUSE) \
+		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__)')" ".[lab]"
+	du -sh $(WHEELHOUSE)
 
 # A markdown table of measured run times and suggested workshop minutes (for workshop/README.md).
 timings: $(INSTALLED)
@@ -69,4 +84,4 @@ benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/clone_cost.py
 
 clean:
-	rm -rf site screenshots .pytest_cache
+	rm -rf site screenshots .pytest_cache wheelhouse

@@ -87,3 +87,9 @@ def _flatten_and_zero(x):
 ])
 def test_03_3_wrong(answer):
     assert not check("03.3", answer)
+
+
+def test_03_1_contiguous_strides_of_the_new_shape_get_their_own_hint(capsys):
+    assert not check("03.1", (6, 3, 1))
+    out = capsys.readouterr().out
+    assert "contiguous tensor of shape (4, 2, 3)" in out and "(1, 12, 4)" not in out

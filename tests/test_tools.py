@@ -92,6 +92,7 @@ def test_timings_counts_and_formula_on_a_notebook_object():
         v4.new_markdown_cell(f"{nbtool.HEADER_MARK}\nbadge words are not read"),
         v4.new_code_cell(f"{nbtool.SETUP_MARK}\nimport clonelab"),
         v4.new_markdown_cell("| a | b |\n|---|---|\n| `x = 1` | - |\n<!-- a comment -->"),
+        v4.new_markdown_cell("**Predict:** it\n<small>⏱ About 9 min to here on the core path (an estimate).</small>"),
         v4.new_code_cell("x = 1"),
         v4.new_code_cell("   "),
         v4.new_code_cell("answer = ...\ncheck('09.1', answer)"),
@@ -100,16 +101,44 @@ def test_timings_counts_and_formula_on_a_notebook_object():
         v4.new_markdown_cell(f"{nbtool.NAV_MARK}\n---\nnavigation words"),
     ])
     counts = nbtool.workshop_counts(nb)
-    # "99", "A", "title", "Two", "sentences", "[with", "a", "link]", "here." + "a", "b", "`x", "1`"
-    assert counts == {"words": 13, "code_cells": 2, "exercises": 1, "quiz": 1}
-    # 13/120 + 0.25*2 + 2*30/60 + 6 + 3 + 5 = 15.61 minutes, rounded up to 20
+    # "99", "A", "title", "Two", "sentences", "[with", "a", "link]", "here." + "a", "b", "`x", "1`" + "**Predict:**", "it"
+    # (the stamped time marker is not read)
+    assert counts == {"words": 15, "code_cells": 2, "predictions": 1, "exercises": 1, "quiz": 1}
+    # 15/120 + 0.25*2 + 2*30/60 + 1 + 6 + 3 + 5 = 16.63 minutes, rounded up to 20
     assert nbtool.suggested_minutes(counts, run_seconds=30.0) == 20
-    assert nbtool.suggested_minutes({"words": 0, "code_cells": 0, "exercises": 0, "quiz": 0}, 0.0) == 5
+    zero = {"words": 0, "code_cells": 0, "predictions": 0, "exercises": 0, "quiz": 0}
+    assert nbtool.suggested_minutes(zero, 0.0) == 5
+    assert nbtool.suggested_minutes({**zero, "predictions": 1}, 0.0) == 10
     table = nbtool.timings_table([("99_a_title.ipynb", 30.0, counts), ("98_b.ipynb", 0.0, counts)])
-    assert "| 99_a_title | 30.0 | 13 | 2 | 1 | 1 | 20 |" in table
-    # the second notebook, with no run time, takes 14.61 minutes: 15
-    assert table.splitlines()[-1] == "| **total** | 30.0 | 26 | 4 | 2 | 2 | **35** (0 h 35 min) |"
-    assert str(nbtool.READ_WPM) in nbtool.TIMINGS_FORMULA
+    assert "| 99_a_title | 30.0 | 15 | 2 | 1 | 1 | 1 | 20 |" in table
+    # the second notebook, with no run time, takes 15.63 minutes: 20
+    assert table.splitlines()[-1] == "| **total** | 30.0 | 30 | 4 | 2 | 2 | 2 | **40** (0 h 40 min) |"
+    assert str(nbtool.READ_WPM) in nbtool.TIMINGS_FORMULA and "predictions" in nbtool.TIMINGS_FORMULA
+
+
+def test_time_markers_follow_the_core_path_and_restamping_changes_nothing():
+    v4 = nbformat.v4
+    deeper = v4.new_markdown_cell("<details><summary>Deeper: more</summary>\n\n" + "word " * 600 + "\n</details>")
+    nb = v4.new_notebook(cells=[
+        v4.new_markdown_cell("# 99 · A title"),
+        v4.new_markdown_cell("## First\n\n" + "word " * 600),      # 5 min
+        deeper,                                                    # not on the core path
+        v4.new_code_cell("# Deeper (optional): not counted\nx = 1"),
+        v4.new_markdown_cell("## Second\n\n**Predict:** this."),    # 1 min of prediction
+        v4.new_markdown_cell("## Exercises"),
+        v4.new_code_cell("answer = 1\nassert check('09.1', answer)", metadata={"tags": ["solution"]}),
+        v4.new_markdown_cell("## Summary"),
+    ])
+    marks, total = nbtool.core_timeline(nb)
+    assert [(h, m) for _, h, m in marks] == [("First", 0), ("Second", 5), ("Exercises", 6), ("Summary", 12)]
+    assert total == 12
+    nbtool.stamp_time_markers(nb)
+    assert "⏱" not in nb.cells[1].source                  # under 3 minutes: no marker
+    assert nb.cells[4].source.splitlines()[1] == nbtool.time_marker(5)
+    assert nb.cells[7].source.splitlines()[1] == nbtool.time_marker(12)
+    again = nbformat.writes(nb)
+    nbtool.stamp_time_markers(nb)
+    assert nbformat.writes(nb) == again
 
 
 def test_sections_named_in_the_workshop_guide_exist():

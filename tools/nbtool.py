@@ -84,7 +84,9 @@ def colab_url(name: str, folder: str = "notebooks") -> str:
 
 
 def git_source() -> str:
-    return f"git+{repo_url()}"
+    """What the setup cell installs on Colab: the release tag that matches the package version, so that a
+    class is not moved by commits to the default branch mid-session (tag each release `v<version>`)."""
+    return f"git+{repo_url()}@v{package_version()}"
 
 
 def setup_source() -> str:
@@ -181,6 +183,7 @@ def stamp() -> int:
         _put(nb, 1, "clonelab-header", "markdown", header_source(i, len(paths), path.name))
         _put(nb, 2, "clonelab-setup", "code", setup_source())
         _put(nb, -1, "clonelab-nav", "markdown", nav_source(paths, titles, i))
+        stamp_time_markers(nb)
         for cell in nb.cells:
             if SOLUTION_TAG in cell.metadata.get("tags", []):
                 # JupyterLab shows a collapsed input until the reader clicks it,
@@ -247,53 +250,119 @@ MIN_PER_CODE_CELL = 0.25  # read a code cell, run it, look at its output
 RUN_FACTOR = 2            # each second of computing counts twice: people wait, then read what came out
 MIN_PER_EXERCISE = 6      # an exercise: try, check, read the hint, try again
 MIN_PER_QUIZ = 3          # a quiz question: recall and check; no new code to write
+MIN_PER_PREDICTION = 1    # a **Predict** prompt: think, or a show of hands, before the cell runs
 DISCUSSION_MIN = 5        # per notebook: questions, and the summary together
 ROUND_TO = 5              # a schedule is made of 5-minute blocks
 TIMINGS_FORMULA = (f"suggested minutes = markdown words / {READ_WPM} + {MIN_PER_CODE_CELL} × code cells "
-                   f"+ {RUN_FACTOR} × run time + {MIN_PER_EXERCISE} × exercises + {MIN_PER_QUIZ} × quiz questions "
-                   f"+ {DISCUSSION_MIN} (discussion), rounded up to a multiple of {ROUND_TO}")
+                   f"+ {RUN_FACTOR} × run time + {MIN_PER_PREDICTION} × predictions + {MIN_PER_EXERCISE} × exercises "
+                   f"+ {MIN_PER_QUIZ} × quiz questions + {DISCUSSION_MIN} (discussion), rounded up to a multiple of "
+                   f"{ROUND_TO}")
 QUIZ_CHECK = re.compile(r"""\bcheck\(\s*["']quiz\.""")
+PREDICTION = re.compile(r"\*\*Predict\b")
+# "Time to here" under each heading of a notebook's core path, as in Neuromatch's tutorials
+TIME_MARK = re.compile(r"^<small>⏱ [^\n]*</small>\n?", re.M)
+
+
+def _words(markdown: str) -> int:
+    """Words a reader reads: HTML comments, link targets and stamped time markers left out."""
+    prose = re.sub(r"\]\([^)]*\)", "]", re.sub(r"<!--.*?-->", " ", TIME_MARK.sub("", markdown), flags=re.S))
+    return sum(1 for w in prose.split() if re.search(r"\w", w))
+
+
+def _is_stamped(cell) -> bool:
+    return cell.source.startswith((HEADER_MARK, NAV_MARK, SETUP_MARK))
+
+
+def is_deeper(cell) -> bool:
+    """A cell of an optional *Deeper* note: a folded <details> markdown cell, or a code cell marked for it."""
+    if cell.cell_type == "markdown":
+        return cell.source.lstrip().startswith("<details")
+    return cell.source.startswith(DEEPER_MARK)
+
+
+def cell_minutes(cell) -> float:
+    """The formula's minutes for one cell (no run time: that is measured per notebook)."""
+    if SOLUTION_TAG in cell.metadata.get("tags", []):
+        return MIN_PER_QUIZ if QUIZ_CHECK.search(cell.source) else MIN_PER_EXERCISE
+    if cell.cell_type == "markdown":
+        return _words(cell.source) / READ_WPM + MIN_PER_PREDICTION * len(PREDICTION.findall(cell.source))
+    return MIN_PER_CODE_CELL if cell.source.strip() else 0.0
+
+
+def core_timeline(nb) -> tuple[list[tuple[int, str, int]], int]:
+    """(cell index, "## " heading, estimated minutes before it) along the core path, and the core path's minutes.
+
+    The core path is every cell but the stamped ones and the *Deeper* notes; an exercise counts as
+    its solution cell does in the timings formula (a student copy has the exercise, not the solution).
+    """
+    marks, minutes = [], 0.0
+    for i, cell in enumerate(nb.cells):
+        if _is_stamped(cell) or is_deeper(cell):
+            continue
+        if cell.cell_type == "markdown" and cell.source.startswith("## "):
+            marks.append((i, cell.source.splitlines()[0][3:].strip(), round(minutes)))
+        minutes += cell_minutes(cell)
+    return marks, round(minutes)
+
+
+def time_marker(minutes: int) -> str:
+    return f"<small>⏱ About {minutes} min to here on the core path (an estimate).</small>"
+
+
+def stamp_time_markers(nb) -> None:
+    """Put a "time to here" line under each core-path heading from the third minute on."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and TIME_MARK.search(cell.source):
+            cell.source = TIME_MARK.sub("", cell.source)
+    marks, _ = core_timeline(nb)
+    for index, heading, minutes in marks:
+        if minutes < 3:  # Learning objectives, and the first section: nothing to say yet
+            continue
+        cell = nb.cells[index]
+        first, _, rest = cell.source.partition("\n")
+        cell.source = f"{first}\n{time_marker(minutes)}\n{rest}" if rest else f"{first}\n{time_marker(minutes)}"
 
 
 def workshop_counts(nb) -> dict[str, int]:
-    """What takes workshop time in ``nb``: markdown words, code cells, exercises and quiz questions.
+    """What takes workshop time in ``nb``: markdown words, code cells, predictions, exercises and quiz questions.
 
-    The stamped cells (badge, setup, navigation) are left out, and so are HTML comments and link
-    targets. Exercises and quiz questions are the cells tagged ``solution`` (a quiz question's
-    solution checks a ``quiz.`` id); code cells are the other non-empty ones, as a student copy has them.
+    The stamped cells (badge, setup, navigation) are left out, and so are HTML comments, link targets and
+    time markers. Exercises and quiz questions are the cells tagged ``solution`` (a quiz question's
+    solution checks a ``quiz.`` id); code cells are the other non-empty ones, as a student copy has them;
+    predictions are the **Predict** prompts in markdown.
     """
-    stamped = (HEADER_MARK, NAV_MARK, SETUP_MARK)
-    cells = [c for c in nb.cells if not c.source.startswith(stamped)]
+    cells = [c for c in nb.cells if not _is_stamped(c)]
     solutions = [c for c in cells if SOLUTION_TAG in c.metadata.get("tags", [])]
-    words = 0
-    for cell in cells:
-        if cell.cell_type == "markdown":
-            prose = re.sub(r"\]\([^)]*\)", "]", re.sub(r"<!--.*?-->", " ", cell.source, flags=re.S))
-            words += sum(1 for w in prose.split() if re.search(r"\w", w))
+    markdown = [c.source for c in cells if c.cell_type == "markdown"]
     quiz = sum(1 for c in solutions if QUIZ_CHECK.search(c.source))
     code = sum(1 for c in cells if c.cell_type == "code" and c.source.strip() and c not in solutions)
-    return {"words": words, "code_cells": code, "exercises": len(solutions) - quiz, "quiz": quiz}
+    return {"words": sum(_words(m) for m in markdown), "code_cells": code,
+            "predictions": sum(len(PREDICTION.findall(m)) for m in markdown),
+            "exercises": len(solutions) - quiz, "quiz": quiz}
 
 
 def suggested_minutes(counts: dict[str, int], run_seconds: float) -> int:
     """TIMINGS_FORMULA applied to ``workshop_counts(nb)`` and the measured run time."""
     minutes = (counts["words"] / READ_WPM + MIN_PER_CODE_CELL * counts["code_cells"]
-               + RUN_FACTOR * run_seconds / 60 + MIN_PER_EXERCISE * counts["exercises"]
+               + RUN_FACTOR * run_seconds / 60 + MIN_PER_PREDICTION * counts.get("predictions", 0)
+               + MIN_PER_EXERCISE * counts["exercises"]
                + MIN_PER_QUIZ * counts["quiz"] + DISCUSSION_MIN)
     return ROUND_TO * int(-(-minutes // ROUND_TO))  # round up
 
 
 def timings_table(rows: list[tuple[str, float, dict[str, int]]]) -> str:
     """A markdown table: one row per (notebook file name, run seconds, counts), then the totals."""
-    lines = ["| notebook | run time (s) | markdown words | code cells | exercises | quiz questions | suggested minutes |",
-             "|---|--:|--:|--:|--:|--:|--:|"]
+    lines = ["| notebook | run time (s) | markdown words | code cells | predictions | exercises | quiz questions "
+             "| suggested minutes |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|"]
     for name, seconds, c in rows:
-        lines.append(f"| {Path(name).stem} | {seconds:.1f} | {c['words']} | {c['code_cells']} | {c['exercises']} "
-                     f"| {c['quiz']} | {suggested_minutes(c, seconds)} |")
+        lines.append(f"| {Path(name).stem} | {seconds:.1f} | {c['words']} | {c['code_cells']} | {c['predictions']} "
+                     f"| {c['exercises']} | {c['quiz']} | {suggested_minutes(c, seconds)} |")
     total = sum(suggested_minutes(c, s) for _, s, c in rows)
-    sums = {k: sum(c[k] for _, _, c in rows) for k in ("words", "code_cells", "exercises", "quiz")}
+    sums = {k: sum(c[k] for _, _, c in rows) for k in ("words", "code_cells", "predictions", "exercises", "quiz")}
     lines.append(f"| **total** | {sum(s for _, s, _ in rows):.1f} | {sums['words']} | {sums['code_cells']} "
-                 f"| {sums['exercises']} | {sums['quiz']} | **{total}** ({total // 60} h {total % 60:02d} min) |")
+                 f"| {sums['predictions']} | {sums['exercises']} | {sums['quiz']} "
+                 f"| **{total}** ({total // 60} h {total % 60:02d} min) |")
     return "\n".join(lines)
 
 
@@ -358,7 +427,8 @@ def documents() -> list[tuple[Path, str]]:
     for path in notebook_paths() + notebook_paths(STUDENT):
         nb = read(path)
         docs.append((path, "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")))
-    for md in [ROOT / "README.md", *sorted((ROOT / "workshop").glob("*.md"))]:
+    workshop = ROOT / "workshop"
+    for md in [ROOT / "README.md", *sorted(workshop.glob("*.md")), *sorted(workshop.glob("notes/*.md"))]:
         if md.exists():
             docs.append((md, md.read_text()))
     return docs

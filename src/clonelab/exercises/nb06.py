@@ -53,7 +53,7 @@ def _toy_fields() -> tuple[Any, list[str]]:
 
     from clonelab.models import toy_residual
 
-    r = toy_residual("alias", backward=False)
+    r = toy_residual("clone", backward=False)
     return r, [f.name for f in dataclasses.fields(r)]
 
 
