@@ -15,9 +15,13 @@ $(INSTALLED): pyproject.toml
 	$(BIN)/python -m pip install -e ".[lab,test]"
 	touch $(INSTALLED)
 
-# The browser tests need playwright too; installed only when they are asked for.
+# The browser tests need playwright and the site's packages too; installed only when they are asked for.
 $(VENV)/.clonelab-browser: $(INSTALLED)
-	$(BIN)/python -m pip install -e ".[lab,test,browser]"
+	$(BIN)/python -m pip install -e ".[lab,test,browser,site]"
+	touch $@
+
+$(VENV)/.clonelab-site: $(INSTALLED)
+	$(BIN)/python -m pip install -e ".[lab,test,site]"
 	touch $@
 
 # Jupyter refuses to run as root unless told; in a container you often are root.
@@ -63,15 +67,24 @@ stamp: $(INSTALLED)
 	$(BIN)/python tools/nbtool.py stamp
 	$(BIN)/python tools/workshop.py
 
-student links html: $(INSTALLED)
+student links: $(INSTALLED)
 	$(BIN)/python tools/nbtool.py $@
+
+# The reading edition in site/: Sphinx, MyST-NB and sphinx-book-theme, offline, from the committed outputs;
+# and in site-student/ the same without the solution cells, for students who read along offline.
+html: $(VENV)/.clonelab-site
+	$(BIN)/python tools/book.py site
+	$(BIN)/python tools/book.py --student site-student
 
 # For a room without network: every wheel the series needs (the torch of .venv included), for this
 # platform and Python, in $(WHEELHOUSE)/. Copy the folder to the students' machines (same OS and Python), then:
 #   python -m venv .venv && .venv/bin/pip install --no-index --find-links wheelhouse "clonelab[lab]"
+#   (Windows: .venv\Scripts\pip install --no-index --find-links wheelhouse "clonelab[lab]")
+# A CPU build of torch ("2.13.0+cpu") comes from PyTorch's own index; TORCH_INDEX= leaves it out.
 WHEELHOUSE ?= wheelhouse
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 wheelhouse: $(INSTALLED)
-	$(BIN)/python -m pip wheel -q --wheel-dir $(WHEELHOUSE) \
+	$(BIN)/python -m pip wheel -q --wheel-dir $(WHEELHOUSE) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) \
 		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__)')" ".[lab]"
 	du -sh $(WHEELHOUSE)
 
@@ -84,4 +97,4 @@ benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/clone_cost.py
 
 clean:
-	rm -rf site screenshots .pytest_cache wheelhouse
+	rm -rf site site-student build/book screenshots .pytest_cache wheelhouse

@@ -22,7 +22,7 @@ torchvision ordering is measured with small subclasses defined below
 from clonelab's blocks in that one line only.
 
 Bytes come from ``clonelab.measure()`` (the profiler's allocator events on the
-CPU, the caching allocator's statistics on CUDA), through ``clonelab.cost.clone_cost``.
+CPU, the caching allocator's statistics on CUDA), through ``clonelab.model_clone_cost``.
 
 Run: ``python benchmarks/clone_cost.py`` (about two minutes on an idle 2-core machine);
 ``--batch``, ``--size``, ``--repeat``, ``--threads``, ``--device`` and ``--order``
@@ -42,15 +42,15 @@ import torch
 
 from torch import Tensor
 
-from clonelab.cost import clone_cost
-from clonelab.models import BasicBlock, Bottleneck, _take_identity, resnet
+from clonelab import model_clone_cost
+from clonelab import BasicBlock, Bottleneck, resnet, take_identity
 
 
 class TorchvisionOrderBasicBlock(BasicBlock):
     """clonelab's BasicBlock with torchvision's shortcut line: ``self.downsample(x)``."""
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = _take_identity(x, self.identity)
+        identity = take_identity(x, self.identity)
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
         if self.downsample is not None:
@@ -63,7 +63,7 @@ class TorchvisionOrderBottleneck(Bottleneck):
     """clonelab's Bottleneck with torchvision's shortcut line: ``self.downsample(x)``."""
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = _take_identity(x, self.identity)
+        identity = take_identity(x, self.identity)
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn2(self.conv2(out)))
         out = self.bn3(self.conv3(out))
@@ -151,7 +151,7 @@ def main() -> None:
                 model = resnet(BLOCKS[order][name], layers, num_classes=1000)
                 x = torch.randn(args.batch, 3, args.size, args.size)
                 for backward in (False, True):
-                    c = clone_cost(model, x, backward=backward, device=device, repeat=args.repeat,
+                    c = model_clone_cost(model, x, backward=backward, device=device, repeat=args.repeat,
                                    threads=threads)
                     ok = "" if c["extra_allocated"] == c["expected_extra"] else " (!)"
                     kind = "fwd+bwd" if backward else "fwd"

@@ -1,4 +1,4 @@
-"""clone_cost: the extra bytes of identity = x.clone() in a whole network, and its argument checks."""
+"""model_clone_cost: the extra bytes of identity = x.clone() in a whole network, and its argument checks."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from clonelab.cost import clone_cost
+from clonelab import model_clone_cost
 from clonelab.models import BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock, resnet
 
 
@@ -25,7 +25,7 @@ def downsampling(model):
 def test_extra_allocation_is_the_sum_of_the_block_inputs(block, layers, backward):
     model = tiny(block, layers)
     x = torch.randn(3, 1, 8, 8)
-    cost = clone_cost(model, x, backward=backward, repeat=0)
+    cost = model_clone_cost(model, x, backward=backward, repeat=0)
     assert cost["extra_allocated"] == cost["expected_extra"] == sum(cost["blocks"].values()) > 0
     assert list(cost["blocks"]) == [n for n, m in model.named_modules() if isinstance(m, block)]
     # At the clone copy's peak, the clones alive there are all it holds more than the alias copy
@@ -37,7 +37,7 @@ def test_extra_allocation_is_the_sum_of_the_block_inputs(block, layers, backward
 
 def test_forward_keeps_the_clones_of_downsampling_blocks_for_backward():
     model = tiny(BasicBlock, (2, 2))
-    cost = clone_cost(model, torch.randn(2, 1, 8, 8), repeat=0)
+    cost = model_clone_cost(model, torch.randn(2, 1, 8, 8), repeat=0)
     kept = downsampling(model)
     assert kept == ["layer2.0"]
     assert cost["extra_net"] == sum(cost["blocks"][b] for b in kept)
@@ -48,13 +48,13 @@ def test_forward_keeps_the_clones_of_downsampling_blocks_for_backward():
 def test_resnet18_forward_peak_is_the_saved_clones_plus_the_last_block():
     torch.manual_seed(0)
     model = resnet(BasicBlock, [2, 2, 2, 2], num_classes=10)
-    cost = clone_cost(model, torch.randn(2, 3, 32, 32), repeat=0)
+    cost = model_clone_cost(model, torch.randn(2, 3, 32, 32), repeat=0)
     assert cost["live_at_peak"] == downsampling(model) + ["layer4.1"]
     assert cost["extra_peak"] == sum(cost["blocks"][b] for b in cost["live_at_peak"])
 
 
 def test_after_backward_nothing_extra_is_held():
-    cost = clone_cost(tiny(), torch.randn(2, 1, 8, 8), backward=True, repeat=0)
+    cost = model_clone_cost(tiny(), torch.randn(2, 1, 8, 8), backward=True, repeat=0)
     assert cost["extra_net"] == 0
 
 
@@ -62,7 +62,7 @@ def test_timings_and_the_callers_model_is_left_alone():
     model = tiny()
     before = {k: v.clone() for k, v in model.state_dict().items()}
     x = torch.randn(2, 1, 8, 8)
-    cost = clone_cost(model, x, backward=True, repeat=2)
+    cost = model_clone_cost(model, x, backward=True, repeat=2)
     assert cost["alias_time_s"] > 0 and cost["clone_time_s"] > 0
     assert cost["time_ratio"] == pytest.approx(cost["clone_time_s"] / cost["alias_time_s"])
     after = model.state_dict()
@@ -74,7 +74,7 @@ def test_timings_and_the_callers_model_is_left_alone():
 
 def test_eval_mode_is_kept():
     model = tiny().eval()
-    cost = clone_cost(model, torch.randn(2, 1, 8, 8), repeat=0)
+    cost = model_clone_cost(model, torch.randn(2, 1, 8, 8), repeat=0)
     assert cost["extra_allocated"] == cost["expected_extra"]
     assert not model.training
 
@@ -82,32 +82,32 @@ def test_eval_mode_is_kept():
 def test_arguments_are_checked():
     model, x = tiny(), torch.randn(2, 1, 8, 8)
     with pytest.raises(TypeError, match="model must be an nn.Module"):
-        clone_cost("resnet", x)
+        model_clone_cost("resnet", x)
     with pytest.raises(TypeError, match="x must be a torch.Tensor"):
-        clone_cost(model, [1.0])
+        model_clone_cost(model, [1.0])
     with pytest.raises(ValueError, match="x must be a floating-point tensor"):
-        clone_cost(model, torch.ones(2, 1, 8, 8, dtype=torch.int64))
+        model_clone_cost(model, torch.ones(2, 1, 8, 8, dtype=torch.int64))
     with pytest.raises(TypeError, match="backward must be True or False"):
-        clone_cost(model, x, backward=1)
+        model_clone_cost(model, x, backward=1)
     with pytest.raises(TypeError, match="repeat must be an int"):
-        clone_cost(model, x, repeat=2.0)
+        model_clone_cost(model, x, repeat=2.0)
     with pytest.raises(ValueError, match="repeat must be an int >= 0"):
-        clone_cost(model, x, repeat=-1)
+        model_clone_cost(model, x, repeat=-1)
     with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
-        clone_cost(model, x, device="meta")
+        model_clone_cost(model, x, device="meta")
     with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
-        clone_cost(model, x, device="gpu")
+        model_clone_cost(model, x, device="gpu")
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="needs a CUDA GPU"):
-            clone_cost(model, x, device="cuda")
+            model_clone_cost(model, x, device="cuda")
     for bad in (0, 1.5, True, "2"):
         with pytest.raises(ValueError, match="threads must be None or an int >= 1"):
-            clone_cost(model, x, threads=bad)
+            model_clone_cost(model, x, threads=bad)
 
 
 def test_threads_are_set_for_the_call_and_restored():
     before = torch.get_num_threads()
-    cost = clone_cost(tiny(), torch.randn(2, 1, 8, 8), repeat=1, threads=1)
+    cost = model_clone_cost(tiny(), torch.randn(2, 1, 8, 8), repeat=1, threads=1)
     assert torch.get_num_threads() == before
     assert cost["extra_allocated"] == cost["expected_extra"]
 
@@ -115,15 +115,15 @@ def test_threads_are_set_for_the_call_and_restored():
 def test_models_without_switchable_blocks_are_refused():
     x = torch.randn(2, 1, 8, 8)
     with pytest.raises(ValueError, match="found none"):
-        clone_cost(nn.Sequential(nn.Conv2d(1, 2, 3)), x)
+        model_clone_cost(nn.Sequential(nn.Conv2d(1, 2, 3)), x)
     for block in (PreActBlock, ReluFirstBlock):
         with pytest.raises(ValueError, match=f"is a {block.__name__}"):
-            clone_cost(tiny(block), x)
+            model_clone_cost(tiny(block), x)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda():
-    cost = clone_cost(tiny(), torch.randn(2, 1, 8, 8), device="cuda", backward=True, repeat=1)
+    cost = model_clone_cost(tiny(), torch.randn(2, 1, 8, 8), device="cuda", backward=True, repeat=1)
     # Each clone is rounded up to 512 bytes; one of more than 1 MiB may get a block up to 1 MiB larger.
     large = sum(1 for nbytes in cost["blocks"].values() if nbytes > 2**20)
     assert cost["expected_extra"] <= cost["extra_allocated"] <= cost["expected_extra"] + large * 2**20
@@ -146,5 +146,5 @@ def test_block_inputs_from_shapes_alone():
 
 
 def test_the_docs_say_cuda_extra_need_not_equal_expected():
-    doc = " ".join(clone_cost.__doc__.split())
+    doc = " ".join(model_clone_cost.__doc__.split())
     assert "On CUDA it need not" in doc and "up to about 1 MiB larger" in doc

@@ -22,9 +22,14 @@ def test_docstring_examples(name):
     assert result.failed == 0, f"{name}: {result.failed} docstring example(s) failed"
 
 
+# memory_profiler prints these functions line by line in notebook 07, docstring included: an example there
+# would clutter the report that reproduces the blog post's
+NO_EXAMPLE = {"assign_tensor", "clone_tensor", "clone_of", "empty_like_unwritten"}
+
+
 def test_every_public_name_has_a_docstring_with_an_example():
     for name in clonelab.__all__:
-        if name == "__version__":
+        if name == "__version__" or name in NO_EXAMPLE:
             continue
         obj = getattr(clonelab, name)
         doc = obj.__doc__ or ""

@@ -238,10 +238,10 @@ def test_quiz_11_wrong(answer, capsys):
 
 def test_quiz_11_matches_the_allocator(capsys):
     """The clone copy of a ResNet-18 holds exactly this much more than the alias copy after a forward pass."""
-    from clonelab.cost import clone_cost
+    from clonelab import model_clone_cost
     from clonelab.exercises.quiz import QUIZ_11_SHAPE
 
     torch.manual_seed(0)
-    cost = clone_cost(resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000), torch.randn(QUIZ_11_SHAPE), repeat=0)
+    cost = model_clone_cost(resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000), torch.randn(QUIZ_11_SHAPE), repeat=0)
     assert cost["extra_net"] == HELD_11
     assert check("quiz.11", cost["extra_net"])

@@ -157,3 +157,11 @@ def test_code_cells_are_short_and_content_notebooks_have_a_picture():
         if 1 <= int(path.name[:2]) <= 10:
             assert any("image/png" in o.get("data", {}) for c in code for o in c.outputs), f"{path.name}: no figure"
     assert len(long) <= 3, long
+
+
+def test_notebooks_import_only_from_clonelab_itself():
+    """One import surface: code cells use `from clonelab import ...` or `clonelab.<name>`, never a submodule."""
+    submodule = re.compile(r"\bfrom clonelab\.\w+ import|\bimport clonelab\.\w+|\bclonelab\.(?!__version__)[a-z_]+\.\w")
+    found = [(p.name, line) for p in notebook_paths() for c in nbformat.read(p, as_version=4).cells
+             if c.cell_type == "code" for line in c.source.splitlines() if submodule.search(line)]
+    assert found == [], found

@@ -167,3 +167,17 @@ def test_student_copies_open_student_copies_on_colab():
         text = "".join(c.source for c in nbtool.read(path).cells)
         assert instructor not in text, f"{path.name} links to an instructor copy on Colab"
         assert nbtool.colab_url(path.name, "workshop/student") in text
+
+
+def test_reading_edition_links_stay_in_the_site_or_go_to_the_repository():
+    import book
+
+    folder = ROOT / "notebooks"
+    assert book._online("01_clone_or_assign.ipynb#leaves", folder) == "01_clone_or_assign.ipynb#leaves"
+    assert book._online("../images/names_tensors_storage.png", folder) == "../images/names_tensors_storage.png"
+    assert book._online("https://pytorch.org", folder) == "https://pytorch.org"
+    assert book._online("../workshop/README.md#schedules", folder) == \
+        f"{nbtool.repo_url()}/blob/main/workshop/README.md#schedules"
+    assert book._online("../workshop/student/", folder) == f"{nbtool.repo_url()}/tree/main/workshop/student"
+    index = book.index_page(["00_start_here.ipynb", "01_clone_or_assign.ipynb"])
+    assert "```{toctree}" in index and "notebooks/00_start_here\nnotebooks/01_clone_or_assign\n```" in index

@@ -5,7 +5,6 @@
     python tools/nbtool.py execute [NB...]  # run notebooks in place, each in a fresh kernel
     python tools/nbtool.py links            # check relative links and image paths
     python tools/nbtool.py student          # workshop/student/ copies: no outputs, no solutions
-    python tools/nbtool.py html             # static HTML edition in site/
     python tools/nbtool.py timings [NB...]  # run time, exercises, words: suggested workshop minutes
 
 The stamped cells are found by markers (like PythonDataScienceHandbook's
@@ -17,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import copy
-import html
 import re
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -309,11 +306,40 @@ def time_marker(minutes: int) -> str:
     return f"<small>⏱ About {minutes} min to here on the core path (an estimate).</small>"
 
 
+PRACTICE_HEADINGS = ("Exercises", "Quiz")
+
+
+def core_split(nb) -> tuple[int, int]:
+    """(reading and running, exercises or quiz): the core path's estimated minutes, in two parts."""
+    practice, reading, inside = 0.0, 0.0, False
+    for cell in nb.cells:
+        if _is_stamped(cell) or is_deeper(cell):
+            continue
+        if cell.cell_type == "markdown" and cell.source.startswith("## "):
+            inside = cell.source.splitlines()[0][3:].strip() in PRACTICE_HEADINGS
+        if inside:
+            practice += cell_minutes(cell)
+        else:
+            reading += cell_minutes(cell)
+    return round(reading), round(practice)
+
+
+def core_marker(nb) -> str:
+    reading, practice = core_split(nb)
+    what = "the quiz" if any(c.cell_type == "markdown" and c.source.startswith("## Quiz") for c in nb.cells) \
+        else "the exercises"
+    rest = f", then about {practice} min for {what}" if practice else ""
+    return f"<small>⏱ Estimated: about {reading} min of reading and running{rest}.</small>"
+
+
 def stamp_time_markers(nb) -> None:
     """Put a "time to here" line under each core-path heading from the third minute on."""
     for cell in nb.cells:
         if cell.cell_type == "markdown" and TIME_MARK.search(cell.source):
             cell.source = TIME_MARK.sub("", cell.source)
+    core = next((c for c in nb.cells if c.cell_type == "markdown" and "Core path" in c.source), None)
+    if core is not None:  # the estimate, at the end of the cell that states the core path
+        core.source = core.source.rstrip("\n") + "\n\n" + core_marker(nb)
     marks, _ = core_timeline(nb)
     for index, heading, minutes in marks:
         if minutes < 3:  # Learning objectives, and the first section: nothing to say yet
@@ -492,66 +518,6 @@ def student() -> int:
     return 0
 
 
-def build_html(out: Path | None = None) -> int:
-    """The static HTML edition in ``out`` (default site/): one page per notebook and index.html.
-
-    The folder stands on its own: links between notebooks point at their pages, images that
-    markdown shows from the repository (../images/...) are copied in, and other relative links
-    (to files of the repository, e.g. ../workshop/README.md) point at the repository online.
-    """
-    from nbconvert import HTMLExporter
-
-    out = SITE if out is None else Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = notebook_paths()
-    pages = {p.name for p in paths}
-    exporter = HTMLExporter(template_name="lab")
-    attribute = re.compile(r'\b(href|src)="([^"]*)"')
-
-    def site_link(match: re.Match, folder: Path) -> str:
-        name, value = match.group(1), match.group(2)
-        raw = html.unescape(value)
-        if not raw or urlparse(raw).scheme or raw.startswith(("#", "/")):
-            return match.group(0)
-        target, sep, rest = raw.partition("#")
-        where = (folder / unquote(target.split("?")[0])).resolve()
-        if where.parent == folder.resolve() and where.name in pages:
-            new = f"{where.stem}.html" + sep + rest
-        else:
-            try:
-                relative = where.relative_to(ROOT).as_posix()
-            except ValueError:
-                return match.group(0)
-            if not where.exists():
-                return match.group(0)  # `nbtool.py links` reports it
-            if name == "src" and where.is_file():  # an image: a copy in the site, same layout
-                (out / relative).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(where, out / relative)
-                new = relative
-            else:
-                new = f"{repo_url()}/{'tree' if where.is_dir() else 'blob'}/main/{relative}" + sep + rest
-        return f'{name}="{html.escape(new, quote=True)}"'
-
-    items = []
-    for path in paths:
-        nb = read(path)
-        body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"path": str(path.parent),
-                                                                          "name": path.stem}})
-        body = attribute.sub(lambda m: site_link(m, path.parent), body)
-        (out / f"{path.stem}.html").write_text(body)
-        items.append(f'<li><a href="{path.stem}.html">{html.escape(title_of(nb))}</a></li>')
-    (out / "index.html").write_text(
-        "<!doctype html><html><head><meta charset='utf-8'><title>clonelab</title></head><body>"
-        "<h1>Clone or alias? Tensor memory, mutability and residual connections in PyTorch</h1>"
-        f"<ol start='0'>{''.join(items)}</ol></body></html>")
-    try:
-        shown = out.resolve().relative_to(ROOT)
-    except ValueError:
-        shown = out
-    print(f"html: {len(paths)} pages and index.html in {shown}/")
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -561,7 +527,6 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--timeout", type=int, default=300, help="seconds per cell")
     sub.add_parser("links", help="check relative links and image paths")
     sub.add_parser("student", help="generate workshop/student/ copies")
-    sub.add_parser("html", help="build the static HTML edition in site/")
     tm = sub.add_parser("timings", help="run notebooks (writing nothing) and print a workshop timings table")
     tm.add_argument("notebooks", nargs="*", help="names like 01 or 01_clone_or_assign (default: all)")
     tm.add_argument("--timeout", type=int, default=300, help="seconds per cell")
@@ -575,9 +540,7 @@ def main(argv: list[str] | None = None) -> int:
         return links()
     if args.command == "student":
         return student()
-    if args.command == "timings":
-        return timings(args.notebooks, args.timeout, args.write)
-    return build_html()
+    return timings(args.notebooks, args.timeout, args.write)
 
 
 if __name__ == "__main__":

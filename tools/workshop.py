@@ -290,7 +290,7 @@ EXIT_TICKET = [
         "    return w * out + identity      # meant: w * relu(x) + x\n```\n\n"
         "With `a = torch.tensor([-1., 2.], requires_grad=True)` and `w = torch.tensor(3., requires_grad=True)`, "
         "the block gets (i) `x = a * 2`, (ii) `x = a.sigmoid()` or (iii) `x = a`, and then "
-        "`out.sum().backward()` runs. (a) For each, say: *error at the write*, *error at backward*, *runs, not "
+        "`block(x, w).sum().backward()` runs. (a) For each, say: *error at the write*, *error at backward*, *runs, not "
         "as meant*, or *runs as meant*. (b) What does `identity = x.clone()` change? (c) Which one change makes "
         "all three run as meant?",
         "(a) (i) runs, not as meant: `a * 2` saved nothing that the ReLU overwrites, so no error, but "
@@ -327,13 +327,18 @@ EXIT_TICKET = [
 ]
 
 
+HALF_DAY_QUESTIONS = 3   # the half day teaches 01, 04, 05, 08 and 11: questions 1 to 3; 4 and 5 need 07 and 10
+
+
 def exit_ticket_markdown() -> str:
     lines = ["# Exit ticket", "",
-             "Five questions, on paper or in a form, for the last ten minutes. No code to run: predict, and say "
-             "why in a sentence. The answers are in the facilitator's [answer key](answers.md#exit-ticket); "
-             "keep them out of sight until the tickets are in.", ""]
+             "Name (or a nickname): ______________________", "",
+             f"Answer alone, on paper, with your laptop closed. No code to run: predict, and say why in a sentence. "
+             f"After a half-day workshop, answer questions 1 to {HALF_DAY_QUESTIONS}; after the full day, all "
+             f"{len(EXIT_TICKET)}.", ""]
     for n, q in enumerate(EXIT_TICKET, 1):
-        lines += [f"## {n}. {q.title} ({q.notebooks})", "", q.text, ""]
+        lines += [f"## {n}. {q.title} ({q.notebooks})", "", q.text, "", "Your answer:", "", "&nbsp;", "", "&nbsp;",
+                  "", "&nbsp;", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -370,7 +375,9 @@ def answer_key_markdown(found: list[Solution] | None = None) -> str:
                  if not line.startswith((f"✓ {s.exercise_id}: correct", "answer = "))]
         if extra:
             lines += ["It prints:", "", "```text", *extra, "```", ""]
-    lines += ["## Exit ticket", ""]
+    lines += ["## Exit ticket", "",
+              f"After a half-day workshop, students answer questions 1 to {HALF_DAY_QUESTIONS}; after the full day, "
+              "all of them.", ""]
     for n, q in enumerate(EXIT_TICKET, 1):
         lines += [f"**{n}. {q.title}.** {q.answer}", ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -381,22 +388,23 @@ def answer_key_markdown(found: list[Solution] | None = None) -> str:
 
 def notes_summary(path: Path, nb, found: list[Solution]) -> str:
     marks, total = nbtool.core_timeline(nb)
+    reading, practice = nbtool.core_split(nb)
     ids = [s for s in found if s.notebook == path.name]
-    exercise_minutes = sum(nbtool.cell_minutes(c) for c in nb.cells if nbtool.SOLUTION_TAG in c.metadata.get("tags", []))
     predictions = sum(len(nbtool.PREDICTION.findall(c.source)) for c in nb.cells
                       if c.cell_type == "markdown" and not nbtool.is_deeper(c))
+    quiz = any(s.exercise_id.startswith("quiz.") for s in ids)
     lines = [SUMMARY_START, "",
              f"**Notebook:** [{nbtool.title_of(nb)}](../../notebooks/{path.name}) (instructor copy, with the "
              f"solutions) · [student copy](../student/{path.name})", "",
-             f"**Core path:** about {total} min by the guide's estimate"
-             + (f", of which about {round(exercise_minutes)} min are exercises or quiz questions" if ids else "")
-             + f". {predictions} prediction prompt{'s' if predictions != 1 else ''} on it. The *Deeper* notes are "
-             "not counted.", "",
+             f"**Core path:** about {reading} min of reading and running"
+             + (f", then about {practice} min for the {'quiz' if quiz else 'exercises'}" if practice else "")
+             + f": {total} min by the guide's formula, with {predictions} prediction "
+             f"prompt{'s' if predictions != 1 else ''}. The *Deeper* notes are not counted.", "",
              "| time to here | section |", "|--:|---|"]
     lines += [f"| {minutes} min | {heading} |" for _, heading, minutes in marks if heading != "Learning objectives"]
     lines += [f"| {total} min | end |", ""]
     if ids:
-        lines += ["**Exercises:** " + ", ".join(s.exercise_id for s in ids)
+        lines += [("**Quiz:** " if quiz else "**Exercises:** ") + ", ".join(s.exercise_id for s in ids)
                   + " (answers: [answer key](../answers.md))", ""]
     return "\n".join(lines + [SUMMARY_END])
 

@@ -30,7 +30,8 @@ _EXPORTS = {
     "saved_by_node": "memory",
     "rss_line_profile": "memory",
     "rss_increments": "memory",
-    "clone_cost": "cost",
+    "rss_bytes": "memory",
+    "model_clone_cost": "cost",
     "block_inputs": "cost",
     # graphs
     "draw_graph": "graphs",
@@ -48,6 +49,13 @@ _EXPORTS = {
     "PreActBlock": "models",
     "ReluFirstBlock": "models",
     "resnet": "models",
+    "take_identity": "models",
+    "conv1x1": "models",
+    # the blog post's memory_profiler workloads (functions in a file, so that it can profile them line by line)
+    "assign_tensor": "workloads",
+    "clone_tensor": "workloads",
+    "clone_of": "workloads",
+    "empty_like_unwritten": "workloads",
     # data and training
     "load_digits_tensors": "data",
     "train": "training",

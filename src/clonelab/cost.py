@@ -1,6 +1,6 @@
 """What ``identity = x.clone()`` costs in a whole ResNet, compared with ``identity = x``.
 
-:func:`clone_cost` runs two copies of one model, one with every block set to
+:func:`model_clone_cost` runs two copies of one model, one with every block set to
 ``identity="alias"`` and one with ``identity="clone"``, on the same input, and
 measures both with :func:`clonelab.measure`. Notebook 09 and
 ``benchmarks/clone_cost.py`` use it.
@@ -8,7 +8,7 @@ measures both with :func:`clonelab.measure`. Notebook 09 and
 >>> import torch
 >>> from clonelab.models import BasicBlock, resnet
 >>> model = resnet(BasicBlock, [1, 1], in_channels=1, base_width=4, stem="small")
->>> cost = clone_cost(model, torch.randn(2, 1, 8, 8), repeat=0)
+>>> cost = model_clone_cost(model, torch.randn(2, 1, 8, 8), repeat=0)
 >>> cost["extra_allocated"] == cost["expected_extra"] == 2 * 4 * 8 * 8 * 4 + 2 * 4 * 8 * 8 * 4
 True
 """
@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from clonelab.training import intra_op_threads
 
-__all__ = ["block_inputs", "clone_cost"]
+__all__ = ["block_inputs", "model_clone_cost"]
 
 # The CUDA caching allocator rounds every request up to a multiple of 512 bytes
 # (kMinBlockSize in c10/cuda/CUDACachingAllocator.cpp). The block it hands out, which
@@ -137,7 +137,7 @@ def _clones_live_at_peak(events: list[tuple[str, str, int, int]],
     return sorted(alive, key=names.index), phase
 
 
-def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: Any = "cpu",
+def model_clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: Any = "cpu",
                repeat: int = 3, threads: int | None = None) -> dict[str, Any]:
     """Measure ``identity = x.clone()`` against ``identity = x`` in every block of ``model``.
 
@@ -180,7 +180,7 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
     >>> import torch
     >>> from clonelab.models import BasicBlock, resnet
     >>> model = resnet(BasicBlock, [1, 1], in_channels=1, base_width=4, stem="small")
-    >>> cost = clone_cost(model, torch.randn(2, 1, 8, 8), backward=True, repeat=1)
+    >>> cost = model_clone_cost(model, torch.randn(2, 1, 8, 8), backward=True, repeat=1)
     >>> list(cost["blocks"]), cost["extra_allocated"] == cost["expected_extra"]
     (['layer1.0', 'layer2.0'], True)
     >>> cost["time_ratio"] > 0
@@ -210,10 +210,10 @@ def clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: A
         raise ValueError("device='cuda' needs a CUDA GPU, and torch.cuda.is_available() is False here")
     _blocks(model)  # checks the blocks before any work
     with intra_op_threads(threads):
-        return _clone_cost(model, x, backward, dev, repeat)
+        return _model_clone_cost(model, x, backward, dev, repeat)
 
 
-def _clone_cost(model: nn.Module, x: Tensor, backward: bool, dev: torch.device, repeat: int) -> dict[str, Any]:
+def _model_clone_cost(model: nn.Module, x: Tensor, backward: bool, dev: torch.device, repeat: int) -> dict[str, Any]:
     from clonelab.memory import measure
 
     xs = x.detach().to(dev)

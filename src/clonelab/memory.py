@@ -166,7 +166,7 @@ class measure:
     ``net`` is allocated - freed. On CPU, frees of memory allocated before the
     block are ignored: deleting an older tensor inside the block lowers
     neither ``freed`` nor ``net``. Blocks can be nested (``train`` and
-    ``clone_cost`` use one inside): each reports its own window.
+    ``model_clone_cost`` use one inside): each reports its own window.
 
     >>> import torch
     >>> x = torch.ones(256)
@@ -462,7 +462,11 @@ def rss_increments(report: str) -> list[tuple[str, float]]:
 
 
 def rss_bytes() -> int:
-    """This process's resident set size (RSS) now, in bytes, as memory_profiler reads it."""
+    """This process's resident set size (RSS) now, in bytes, as memory_profiler reads it.
+
+    >>> rss_bytes() > 0
+    True
+    """
     from memory_profiler import memory_usage
 
     return int(memory_usage(-1, interval=0.01, timeout=None, max_usage=True) * 2**20)

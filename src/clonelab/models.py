@@ -81,7 +81,15 @@ def _check_block_args(inplanes: object, planes: object, stride: object,
     _check_downsample(downsample)
 
 
-def _take_identity(x: Tensor, mode: str) -> Tensor:
+def take_identity(x: Tensor, mode: str) -> Tensor:
+    """The tensor a block keeps for its shortcut: ``x`` itself for mode "alias", a copy for "clone".
+
+    >>> x = torch.ones(2)
+    >>> take_identity(x, "alias") is x, take_identity(x, "clone") is x
+    (True, False)
+    """
+    if mode not in ("alias", "clone"):
+        raise ValueError(f"mode must be 'alias' or 'clone', got {mode!r}")
     # The whole question of the series in one line: "alias" binds a second
     # name to the same tensor (no op runs, no memory is used); "clone" copies
     # it into new storage, which later in-place writes to x cannot reach.
@@ -135,7 +143,7 @@ def toy_residual(identity: IdentityMode = "alias", *, backward: bool = True) -> 
     target_data = torch.tensor([8.5])
 
     feature = weight1 * input_data
-    identity_t = _take_identity(feature, mode)
+    identity_t = take_identity(feature, mode)
     feature2 = weight2 * feature
     output_data = identity_t + feature2
     loss = (output_data - target_data) ** 2
@@ -225,7 +233,7 @@ class BasicBlock(nn.Module):
         self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = _take_identity(x, self.identity)  # taken first, as in torchvision
+        identity = take_identity(x, self.identity)  # taken first, as in torchvision
 
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
@@ -290,7 +298,7 @@ class Bottleneck(nn.Module):
         self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = _take_identity(x, self.identity)
+        identity = take_identity(x, self.identity)
 
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn2(self.conv2(out)))
@@ -352,7 +360,7 @@ class PreActBlock(nn.Module):
         if self.downsample is not None:
             shortcut = self.downsample(out)
         else:
-            shortcut = _take_identity(x, self.identity)
+            shortcut = take_identity(x, self.identity)
 
         out = self.conv2(self.relu(self.bn2(self.conv1(out))))
         out += shortcut  # into conv2's output, which conv's backward does not need
@@ -417,7 +425,7 @@ class ReluFirstBlock(nn.Module):
         self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = _take_identity(x, self.identity)
+        identity = take_identity(x, self.identity)
 
         out = self.relu(x)  # the bug: with inplace=True this overwrites x, and an alias with it
         out = self.relu(self.bn1(self.conv1(out)))

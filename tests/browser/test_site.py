@@ -1,0 +1,82 @@
+"""The reading edition (`make html`): built offline by Sphinx with MyST-NB and sphinx-book-theme, then read in
+chromium like a reader would: the index, a sidebar link, prev/next, a figure, the folded setup cell, search."""
+
+from __future__ import annotations
+
+import pytest
+
+import book
+import nbtool
+
+pytestmark = pytest.mark.browser
+pytest.importorskip("myst_nb", reason="pip install -e '.[site]'")
+
+NAMES = [p.stem for p in nbtool.notebook_paths()]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    assert book.build(out, book.stage(tmp_path_factory.mktemp("stage"))) == 0, "the site did not build"
+    return out
+
+
+def test_a_broken_link_between_notebooks_fails_the_build(tmp_path):
+    source = book.stage(tmp_path / "stage")
+    page = source / "notebooks" / f"{NAMES[1]}.ipynb"
+    nb = nbtool.read(page)
+    nb.cells.append(nbformat_markdown("See [a notebook that does not exist](99_missing.ipynb)."))
+    nbtool.write(nb, page)
+    assert book.build(tmp_path / "site", source) != 0
+
+
+def nbformat_markdown(text: str):
+    import nbformat
+
+    return nbformat.v4.new_markdown_cell(text)
+
+
+def test_index_sidebar_prev_next_figure_and_search(site, page):
+    page.goto((site / "index.html").as_uri())
+    assert "Clone or alias?" in page.title()
+    sidebar = page.locator("nav.bd-docs-nav a.reference.internal")
+    hrefs = [sidebar.nth(i).get_attribute("href") for i in range(sidebar.count())]
+    assert [h.split("/")[-1] for h in hrefs if h.startswith("notebooks/")] == [f"{n}.html" for n in NAMES]
+
+    # a sidebar link opens the page it names
+    sidebar.filter(has_text="Names, objects and storage").first.click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"notebooks/{NAMES[2]}.html")
+    assert page.locator("h1").first.inner_text().startswith("02 · Names, objects and storage")
+    # a figure (a matplotlib output) is an image the browser decoded
+    figure = page.locator("img[src*='_images/']").first
+    figure.scroll_into_view_if_needed()
+    assert figure.evaluate("img => img.complete && img.naturalWidth > 100")
+    # the setup cell's code is folded; its output (the versions line) is shown
+    setup = page.locator(".tag_hide-input").first
+    assert not setup.locator(".cell_input .highlight").first.is_visible()
+    assert "clonelab" in setup.locator(".cell_output").inner_text()
+
+    # next, then previous
+    page.locator("a.right-next").click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"{NAMES[3]}.html")
+    page.locator("a.left-prev").click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"{NAMES[2]}.html")
+
+    # a link between notebooks in the text resolves to that page
+    link = page.locator("article a.reference.internal[href$='01_clone_or_assign.html']").first
+    assert link.count() == 1
+
+    # search finds a notebook by a word in it
+    page.goto((site / "search.html").as_uri() + "?q=storage")
+    page.wait_for_selector("#search-results li", timeout=15_000)
+    assert page.locator("#search-results li").count() >= 2
+
+
+def test_the_student_edition_has_no_solutions(tmp_path):
+    out = tmp_path / "site"
+    assert book.build(out, book.stage(tmp_path / "stage", solutions=False)) == 0
+    page = (out / "notebooks" / f"{NAMES[4]}.html").read_text()
+    assert "04.1" in page and "✓ 04.1: correct." not in page

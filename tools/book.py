@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The reading edition: the executed notebooks as a Sphinx site (MyST-NB, sphinx-book-theme), built offline.
+
+    python tools/book.py [OUT]              # default: site/   (`make html`)
+    python tools/book.py --student [OUT]    # without the solution cells: for students reading offline
+
+It needs the `site` extra (`pip install -e ".[site]"`). The notebooks are staged into build/book/ as they
+are, but for two things: a link to a file of the repository that is not a page of the site (the README, the
+facilitator guide) points at the repository online, and the setup cell's input is folded (tag hide-input).
+Sphinx runs with -W, so a link between notebooks that does not resolve fails the build.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbtool
+
+STAGE = nbtool.ROOT / "build" / "book"
+CONF = nbtool.ROOT / "docs"
+LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+
+
+def _online(target: str, folder: Path) -> str:
+    """A relative link from ``folder``: kept if it is a page or an image of the site, else the repository URL."""
+    if not target or re.match(r"^[a-z]+:", target) or target.startswith(("#", "/")):
+        return target
+    path, sep, anchor = target.partition("#")
+    if re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", path):
+        return target
+    where = (folder / path).resolve()
+    try:
+        relative = where.relative_to(nbtool.ROOT).as_posix()
+    except ValueError:
+        return target
+    if relative.startswith("images/"):
+        return target
+    kind = "tree" if where.is_dir() else "blob"
+    return f"{nbtool.repo_url()}/{kind}/main/{relative}" + sep + anchor
+
+
+def index_page(names: list[str]) -> str:
+    toc = "\n".join(f"notebooks/{Path(n).stem}" for n in names)
+    return (f"# Clone or alias?\n\nTensor memory, mutability and residual connections in PyTorch, in "
+            f"{len(names)} notebooks. This is the reading edition: each notebook with the outputs it printed "
+            f"when it was last run, so nothing needs to run here. To run the notebooks, in JupyterLab or on "
+            f"Colab, start from the [repository]({nbtool.repo_url()}).\n\n"
+            "```{toctree}\n:maxdepth: 1\n:caption: The series\n\n" + toc + "\n```\n")
+
+
+def stage(where: Path = STAGE, solutions: bool = True) -> Path:
+    if where.exists():
+        shutil.rmtree(where)
+    (where / "notebooks").mkdir(parents=True)
+    if (nbtool.ROOT / "images").is_dir():
+        shutil.copytree(nbtool.ROOT / "images", where / "images")
+    paths = nbtool.notebook_paths()
+    for path in paths:
+        nb = nbtool.read(path)
+        if not solutions:
+            nb.cells = [c for c in nb.cells if nbtool.SOLUTION_TAG not in c.metadata.get("tags", [])]
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.source = LINK.sub(lambda m: m.group(1) + _online(m.group(2), path.parent) + m.group(3),
+                                       cell.source)
+            if cell.get("id") == "clonelab-setup":
+                tags = cell.metadata.setdefault("tags", [])
+                if "hide-input" not in tags:
+                    tags.append("hide-input")
+        nbtool.write(nb, where / "notebooks" / path.name)
+    (where / "index.md").write_text(index_page([p.name for p in paths]))
+    return where
+
+
+def build(out: Path | None = None, source: Path | None = None) -> int:
+    out = nbtool.SITE if out is None else Path(out)
+    source = stage() if source is None else source
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-c", str(CONF),
+               str(source), str(out)]
+    done = subprocess.run(command)
+    if done.returncode == 0:
+        print(f"html: the reading edition is in {out}/ (open index.html)")
+    return done.returncode
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    student = "--student" in args
+    args = [a for a in args if a != "--student"]
+    out = Path(args[0]) if args else (nbtool.ROOT / "site-student" if student else None)
+    sys.exit(build(out, stage(solutions=not student)))
