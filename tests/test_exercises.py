@@ -66,3 +66,22 @@ def test_a_hint_ends_with_one_full_stop_or_its_own_question_mark():
         assert exercises.check("test.s", 1).message.endswith("Hint: look at the strides.")
     finally:
         del exercises._REGISTRY["test.q"], exercises._REGISTRY["test.s"]
+
+
+def test_a_function_left_as_the_template_is_not_yet_answered(capsys):
+    """After Run All, a student copy's function exercises print a reminder, not a ✗ that looks like a mistake."""
+    def safe_relu(x):
+        ...   # your code here
+
+    def documented(x):
+        """A docstring, then the template's body."""
+        ...
+
+    def answered(x):
+        return x.relu()
+
+    for stub in (safe_relu, documented):
+        verdict = check("04.3", stub)
+        assert not verdict and "no answer yet" in verdict.message
+    assert "no answer yet" not in check("04.3", answered).message
+    assert "no answer yet" not in check("04.3", lambda x: ...).message   # a lambda is an answer, if a wrong one

@@ -46,6 +46,8 @@ def test_a_solution_that_hides_its_answer_is_refused():
 
 def test_the_exit_ticket_is_current_and_its_answers_are_what_pytorch_does():
     assert workshop.EXIT.read_text() == workshop.exit_ticket_markdown()
+    assert workshop.EXIT_HALF.read_text() == workshop.exit_ticket_markdown(half_day=True)
+    assert workshop.EXIT_HALF.read_text().count("\n## ") == workshop.HALF_DAY_QUESTIONS
     assert len(workshop.EXIT_TICKET) == 5
     assert any("10" in q.notebooks for q in workshop.EXIT_TICKET), "notebook 10's objective is assessed too"
     for q in workshop.EXIT_TICKET:

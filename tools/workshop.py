@@ -6,7 +6,7 @@
 - the summary block at the top of each page of workshop/notes/ (the pages' other sections are written by hand);
 - workshop/answers.md, the answer key: every exercise and quiz question, its solution code, and the answer
   written out, taken from the executed instructor notebooks; then the exit ticket's answers;
-- workshop/exit_ticket.md, from EXIT_TICKET below; each answer there is checked by running PyTorch
+- workshop/exit_ticket.md (and exit_ticket_half_day.md, its first questions), from EXIT_TICKET below; each answer there is checked by running PyTorch
   (tests/test_workshop.py);
 - workshop/student_links.svg, a QR code of the student copies' address (only when segno is installed).
 
@@ -28,6 +28,7 @@ WORKSHOP = nbtool.ROOT / "workshop"
 NOTES = WORKSHOP / "notes"
 ANSWERS = WORKSHOP / "answers.md"
 EXIT = WORKSHOP / "exit_ticket.md"
+EXIT_HALF = WORKSHOP / "exit_ticket_half_day.md"
 QR = WORKSHOP / "student_links.svg"
 SUMMARY_START = "<!-- clonelab:notes-summary (stamped by tools/nbtool.py from the notebook: do not edit by hand) -->"
 SUMMARY_END = "<!-- /clonelab:notes-summary -->"
@@ -330,13 +331,16 @@ EXIT_TICKET = [
 HALF_DAY_QUESTIONS = 3   # the half day teaches 01, 04, 05, 08 and 11: questions 1 to 3; 4 and 5 need 07 and 10
 
 
-def exit_ticket_markdown() -> str:
+def exit_ticket_markdown(half_day: bool = False) -> str:
+    questions = EXIT_TICKET[:HALF_DAY_QUESTIONS] if half_day else EXIT_TICKET
+    which = ("the half-day workshop's ticket; the full day's, with two more questions, is exit_ticket.md"
+             if half_day else f"after a half-day workshop, use exit_ticket_half_day.md (questions 1 to "
+                              f"{HALF_DAY_QUESTIONS})")
     lines = ["# Exit ticket", "",
              "Name (or a nickname): ______________________", "",
-             f"Answer alone, on paper, with your laptop closed. No code to run: predict, and say why in a sentence. "
-             f"After a half-day workshop, answer questions 1 to {HALF_DAY_QUESTIONS}; after the full day, all "
-             f"{len(EXIT_TICKET)}.", ""]
-    for n, q in enumerate(EXIT_TICKET, 1):
+             "Answer alone, on paper, with your laptop closed. No code to run: predict, and say why in a sentence.",
+             "", f"<small>For the facilitator: {which}. The answers are in answers.md.</small>", ""]
+    for n, q in enumerate(questions, 1):
         lines += [f"## {n}. {q.title} ({q.notebooks})", "", q.text, "", "Your answer:", "", "&nbsp;", "", "&nbsp;",
                   "", "&nbsp;", ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -379,7 +383,8 @@ def answer_key_markdown(found: list[Solution] | None = None) -> str:
               f"After a half-day workshop, students answer questions 1 to {HALF_DAY_QUESTIONS}; after the full day, "
               "all of them.", ""]
     for n, q in enumerate(EXIT_TICKET, 1):
-        lines += [f"**{n}. {q.title}.** {q.answer}", ""]
+        end = "" if q.title.endswith("?") else "."
+        lines += [f"**{n}. {q.title}{end}** {q.answer}", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -441,7 +446,8 @@ def _write(path: Path, text: str) -> bool:
 
 def generate() -> int:
     found = solutions()
-    changed = _write(ANSWERS, answer_key_markdown(found)) + _write(EXIT, exit_ticket_markdown())
+    changed = (_write(ANSWERS, answer_key_markdown(found)) + _write(EXIT, exit_ticket_markdown())
+               + _write(EXIT_HALF, exit_ticket_markdown(half_day=True)))
     for path in nbtool.notebook_paths():
         page = NOTES / f"{path.stem}.md"
         if page.exists():

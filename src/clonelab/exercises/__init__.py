@@ -129,9 +129,32 @@ class Verdict:
         pass
 
 
+def _is_stub(answer: Any) -> bool:
+    """A function whose body is still the template's ``...`` (read from its source; False when there is none)."""
+    import ast
+    import inspect
+    import textwrap
+    import types
+
+    if not isinstance(answer, types.FunctionType):
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(answer)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    if not tree.body or not isinstance(tree.body[0], ast.FunctionDef):
+        return False
+    body = tree.body[0].body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0].value, "value", None), str):
+        body = body[1:]  # a docstring
+    return bool(body) and all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and s.value.value is ...
+                              for s in body)
+
+
 def _unanswered(answer: Any) -> bool:
-    """The template as handed out: ``...`` itself, or a dict, list, tuple or set still holding one."""
-    if answer is ...:
+    """The template as handed out: ``...`` itself, a dict, list, tuple or set still holding one, or a function
+    whose body is still ``...``."""
+    if answer is ... or _is_stub(answer):
         return True
     if isinstance(answer, dict):
         return any(v is ... for v in answer.values())
@@ -143,8 +166,8 @@ def _unanswered(answer: Any) -> bool:
 def check(exercise_id: str, answer: Any) -> Verdict:
     """Check ``answer`` for ``exercise_id``; print ✓ or a hint; return a truthy/falsy Verdict.
 
-    An answer left as ``...`` (or a dict, list or tuple still holding a ``...``)
-    gets a reminder, not an error. A validator that
+    An answer left as ``...`` (or a dict, list or tuple still holding a ``...``, or
+    a function whose body is still ``...``) gets a reminder, not an error. A validator that
     fails on an odd answer (wrong type, wrong shape) counts as "not yet".
 
     >>> check("demo.1", ...).passed
