@@ -34,3 +34,20 @@ def test_every_public_name_has_a_docstring_with_an_example():
         obj = getattr(clonelab, name)
         doc = obj.__doc__ or ""
         assert ">>>" in doc, f"clonelab.{name} has no example in its docstring"
+
+
+def test_graph_examples_that_need_dot_run_when_it_is_here():
+    """graphs.py marks the examples that draw with `dot` +SKIP (a reader may not have it); here they run."""
+    from clonelab.graphs import dot_available
+
+    if not dot_available():
+        pytest.skip("Graphviz's dot is not installed")
+    module = importlib.import_module("clonelab.graphs")
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    skipped = 0
+    for test in doctest.DocTestFinder().find(module):
+        for example in test.examples:
+            skipped += example.options.pop(doctest.SKIP, False)
+        runner.run(test)
+    assert skipped >= 5, "the +SKIP examples of graphs.py were not found"
+    assert runner.failures == 0, f"{runner.failures} example(s) of graphs.py failed with dot present"

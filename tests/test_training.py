@@ -121,17 +121,17 @@ def test_history_final_test_acc_when_empty():
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    ({"epochs": 0}, ValueError, "epochs must be an int >= 1"),
-    ({"epochs": 1.0}, TypeError, "epochs must be an int >= 1"),
+    ({"epochs": 0}, ValueError, "epochs must be a positive int"),
+    ({"epochs": 1.0}, TypeError, "epochs must be a positive int"),
     ({"seed": -1}, ValueError, "seed must be an int >= 0"),
     ({"seed": "0"}, TypeError, "seed must be an int >= 0"),
-    ({"batch_size": 0}, ValueError, "batch_size must be an int >= 1"),
+    ({"batch_size": 0}, ValueError, "batch_size must be a positive int"),
     ({"lr": 0}, ValueError, "lr must be a positive number"),
     ({"lr": "fast"}, TypeError, "lr must be a positive number"),
     ({"lr": float("nan")}, ValueError, "lr must be a positive number"),
     ({"progress": "yes"}, TypeError, "progress must be True or False"),
-    ({"threads": 0}, ValueError, "threads must be an int >= 1"),
-    ({"threads": 2.0}, TypeError, "threads must be an int >= 1"),
+    ({"threads": 0}, ValueError, "threads must be a positive int"),
+    ({"threads": 2.0}, TypeError, "threads must be a positive int"),
 ])
 def test_argument_errors(small_data, kwargs, error, match):
     with pytest.raises(error, match=match):

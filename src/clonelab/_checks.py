@@ -1,8 +1,11 @@
-"""Argument checks shared by the helpers, so every error names its argument."""
+"""Argument checks shared by the functions that readers call, so that every error names its argument.
+
+Only checks that torch would not make with as clear a message live here.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 
 def require_tensor(value: Any, name: str) -> None:
@@ -29,12 +32,27 @@ def require_dense_tensor(value: Any, name: str) -> None:
                          "clonelab's helpers handle strided (dense) tensors only")
 
 
-def require_choice(value: Any, name: str, choices: Iterable[Any]) -> None:
-    """Raise ValueError, naming the argument and the accepted values, unless value is one of them."""
-    choices = tuple(choices)
-    if value not in choices:
-        accepted = " or ".join(repr(c) for c in choices)
-        raise ValueError(f"{name} must be {accepted}, got {value!r}")
+def require_bool(value: Any, name: str) -> bool:
+    """``value`` if it is True or False; else TypeError naming the argument (1 and None are slips)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def require_int(value: Any, name: str, minimum: int = 1) -> int:
+    """``value`` if it is an int >= ``minimum`` (bool refused: True as a size is almost surely a slip)."""
+    wanted = "a positive int" if minimum == 1 else f"an int >= {minimum}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be {wanted}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be {wanted}, got {value!r}")
+    return value
+
+
+def require_optional_str(value: Any, name: str) -> None:
+    """Raise TypeError, naming the argument, unless ``value`` is None or a str (a title, a label)."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be None or a str, got {type(value).__name__}")
 
 
 def storage_key(t) -> int:

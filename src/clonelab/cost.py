@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from clonelab._checks import require_bool, require_int, require_tensor
 from clonelab.training import intra_op_threads
 
 __all__ = ["block_inputs", "model_clone_cost"]
@@ -188,16 +189,11 @@ def model_clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, dev
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    if not isinstance(x, Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    require_tensor(x, "x")
     if not x.is_floating_point():
         raise ValueError(f"x must be a floating-point tensor (an input batch), got {x.dtype}")
-    if not isinstance(backward, bool):
-        raise TypeError(f"backward must be True or False, got {backward!r}")
-    if isinstance(repeat, bool) or not isinstance(repeat, int):
-        raise TypeError(f"repeat must be an int >= 0, got {repeat!r}")
-    if repeat < 0:
-        raise ValueError(f"repeat must be an int >= 0, got {repeat!r}")
+    require_bool(backward, "backward")
+    require_int(repeat, "repeat", minimum=0)
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be None or an int >= 1, got {threads!r}")
     try:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from clonelab._layout import _axes_size_in, _draw_layout, _fit_scale, _layout
+from clonelab._checks import require_bool, require_optional_str
 
 if TYPE_CHECKING:  # only for type hints: these imports are heavy or optional
     import graphviz
@@ -160,21 +161,11 @@ def _check_params(params: Any) -> dict[str, torch.Tensor]:
     return dict(params)
 
 
-def _check_bool(value: Any, argname: str) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{argname} must be True or False; got {value!r}")
-
-
 def _check_ax(ax: Any) -> None:
     from matplotlib.axes import Axes
 
     if ax is not None and not isinstance(ax, Axes):
         raise TypeError(f"ax must be None or a matplotlib Axes; got {type(ax).__name__}")
-
-
-def _check_title(title: Any, argname: str = "title") -> None:
-    if title is not None and not isinstance(title, str):
-        raise TypeError(f"{argname} must be None or a str; got {type(title).__name__}")
 
 
 # --------------------------------------------------------------------------
@@ -343,8 +334,8 @@ def draw_fallback(
     _check_output(output)
     params = _check_params(params)
     _check_ax(ax)
-    _check_title(title)
-    _check_bool(show_saved, "show_saved")
+    require_optional_str(title, "title")
+    require_bool(show_saved, "show_saved")
     import matplotlib.pyplot as plt
 
     layout = _layout(_walk(output, params, show_saved))
@@ -425,7 +416,7 @@ class GraphDrawing:
         >>> import torch
         >>> w = torch.tensor([2.0], requires_grad=True)
         >>> draw_graph((w * 3).sum(), {"w": w}).boxes()  # doctest: +SKIP
-        [('(1)', 'darkolivegreen1'), ('SumBackward0', 'grey'), ('MulBackward0', 'grey'),
+        [('()', 'darkolivegreen1'), ('SumBackward0', 'grey'), ('MulBackward0', 'grey'),
          ('w (1)', 'lightblue'), ('AccumulateGrad', 'grey')]
         """
         return [(label, colour) for label, colour in self._dot_boxes().values()]
@@ -634,8 +625,8 @@ def draw_graph(
     """
     _check_output(output)
     params = _check_params(params)
-    _check_bool(show_saved, "show_saved")
-    _check_bool(show_attrs, "show_attrs")
+    require_bool(show_saved, "show_saved")
+    require_bool(show_attrs, "show_attrs")
     if mark is not None:
         if not isinstance(mark, torch.Tensor):
             raise TypeError(f"mark must be a tensor (the one an in-place write will change), got {type(mark).__name__}")

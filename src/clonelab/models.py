@@ -19,6 +19,7 @@ from typing import Literal
 
 import torch
 from torch import Tensor, nn
+from clonelab._checks import require_bool, require_int
 
 __all__ = [
     "IDENTITY_MODES",
@@ -50,21 +51,6 @@ def _check_identity(identity: object) -> str:
     return identity
 
 
-def _check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return value
-
-
-def _check_positive_int(name: str, value: object) -> int:
-    # bool is a subclass of int; True as a channel count is almost surely a slip.
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a positive int, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
-
-
 def _check_downsample(downsample: object) -> nn.Module | None:
     if downsample is not None and not isinstance(downsample, nn.Module):
         raise TypeError(
@@ -75,9 +61,9 @@ def _check_downsample(downsample: object) -> nn.Module | None:
 
 def _check_block_args(inplanes: object, planes: object, stride: object,
                       downsample: object) -> None:
-    _check_positive_int("inplanes", inplanes)
-    _check_positive_int("planes", planes)
-    _check_positive_int("stride", stride)
+    require_int(inplanes, "inplanes")
+    require_int(planes, "planes")
+    require_int(stride, "stride")
     _check_downsample(downsample)
 
 
@@ -136,7 +122,7 @@ def toy_residual(identity: IdentityMode = "alias", *, backward: bool = True) -> 
     (True, False)
     """
     mode = _check_identity(identity)
-    _check_bool("backward", backward)
+    require_bool(backward, "backward")
     input_data = torch.tensor([1.0])
     weight1 = torch.tensor([2.0], requires_grad=True)
     weight2 = torch.tensor([3.0], requires_grad=True)
@@ -173,7 +159,7 @@ def conv3x3(in_planes: int, out_planes: int, stride: int = 1, groups: int = 1) -
     """
     for name, value in [("in_planes", in_planes), ("out_planes", out_planes),
                         ("stride", stride), ("groups", groups)]:
-        _check_positive_int(name, value)
+        require_int(value, name)
     return nn.Conv2d(in_planes, out_planes, kernel_size=3, stride=stride,
                      padding=1, groups=groups, bias=False)
 
@@ -185,7 +171,7 @@ def conv1x1(in_planes: int, out_planes: int, stride: int = 1) -> nn.Conv2d:
     Conv2d(8, 16, kernel_size=(1, 1), stride=(1, 1), bias=False)
     """
     for name, value in [("in_planes", in_planes), ("out_planes", out_planes), ("stride", stride)]:
-        _check_positive_int(name, value)
+        require_int(value, name)
     return nn.Conv2d(in_planes, out_planes, kernel_size=1, stride=stride, bias=False)
 
 
@@ -223,7 +209,7 @@ class BasicBlock(nn.Module):
         super().__init__()
         _check_block_args(inplanes, planes, stride, downsample)
         self.identity = _check_identity(identity)
-        _check_bool("inplace", inplace)
+        require_bool(inplace, "inplace")
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
         self.relu = nn.ReLU(inplace=inplace)
@@ -278,9 +264,9 @@ class Bottleneck(nn.Module):
         super().__init__()
         _check_block_args(inplanes, planes, stride, downsample)
         self.identity = _check_identity(identity)
-        _check_bool("inplace", inplace)
-        _check_positive_int("base_width", base_width)
-        _check_positive_int("groups", groups)
+        require_bool(inplace, "inplace")
+        require_int(base_width, "base_width")
+        require_int(groups, "groups")
         width = int(planes * (base_width / 64.0)) * groups
         if width < 1:
             raise ValueError(
@@ -346,7 +332,7 @@ class PreActBlock(nn.Module):
         super().__init__()
         _check_block_args(inplanes, planes, stride, downsample)
         self.identity = _check_identity(identity)
-        _check_bool("inplace", inplace)
+        require_bool(inplace, "inplace")
         self.bn1 = nn.BatchNorm2d(inplanes)
         self.relu = nn.ReLU(inplace=inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
@@ -415,7 +401,7 @@ class ReluFirstBlock(nn.Module):
         super().__init__()
         _check_block_args(inplanes, planes, stride, downsample)
         self.identity = _check_identity(identity)
-        _check_bool("inplace", inplace)
+        require_bool(inplace, "inplace")
         self.relu = nn.ReLU(inplace=inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
@@ -470,11 +456,11 @@ class ResNet(nn.Module):
         _check_layers(layers)
         for name, value in [("num_classes", num_classes), ("in_channels", in_channels),
                             ("base_width", base_width)]:
-            _check_positive_int(name, value)
+            require_int(value, name)
         if stem not in _STEMS:
             raise ValueError(f'stem must be "imagenet" or "small", got {stem!r}')
         self.identity = _check_identity(identity)
-        _check_bool("inplace", inplace)
+        require_bool(inplace, "inplace")
         preact = bool(getattr(block, "preactivation", False))
 
         imagenet = stem == "imagenet"

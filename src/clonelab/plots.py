@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from clonelab.inspection import storage_positions
+from clonelab._checks import require_optional_str, storage_key
 
 if TYPE_CHECKING:  # only for type hints: matplotlib is imported when a figure is drawn
     from matplotlib.axes import Axes
@@ -92,11 +93,6 @@ def _as_floats(values: Any, argname: str) -> list[float]:
     if not out:
         raise ValueError(f"{argname} must not be empty")
     return out
-
-
-def _check_title(title: Any) -> None:
-    if title is not None and not isinstance(title, str):
-        raise TypeError(f"title must be None or a str; got {type(title).__name__}")
 
 
 # --------------------------------------------------------------------------
@@ -171,17 +167,6 @@ class StorageLayout:
     names: dict[str, int]
     objects: tuple[TensorObject, ...]
     storages: tuple[StorageRow, ...]
-
-
-def _storage_key(t: torch.Tensor) -> tuple:
-    # data_ptr() cannot tell storages apart when it is 0, which it is for
-    # every meta tensor and every empty storage. _cdata is the address of
-    # the C++ storage object itself, so it is unique while the storage lives.
-    storage = t.untyped_storage()
-    cdata = getattr(storage, "_cdata", None)
-    if cdata is not None:
-        return ("cdata", cdata)
-    return ("ptr", str(t.device), storage.data_ptr())
 
 
 def _is_dense(shape: Sequence[int], stride: Sequence[int]) -> bool:
@@ -261,7 +246,7 @@ def storage_layout(tensors: Mapping[str, torch.Tensor]) -> StorageLayout:
         )
     storage_of: dict[tuple, list[int]] = {}
     for oid, t in obj_tensor.items():
-        storage_of.setdefault(_storage_key(t), []).append(oid)
+        storage_of.setdefault(storage_key(t), []).append(oid)
 
     # storages in order of first appearance, and objects grouped by storage
     # (so each storage's rows are drawn together)
@@ -348,7 +333,7 @@ def plot_storage(tensors: Mapping[str, torch.Tensor], *, title: str | None = Non
     >>> len(fig.axes)
     1
     """
-    _check_title(title)
+    require_optional_str(title, "title")
     layout = storage_layout(tensors)
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
@@ -556,7 +541,7 @@ def plot_history(histories: Mapping[str, Any], *, title: str | None = None) -> F
         )
     if not histories:
         raise ValueError("histories must hold at least one history")
-    _check_title(title)
+    require_optional_str(title, "title")
     rows = []
     for name, h in histories.items():
         if not isinstance(name, str):
@@ -655,7 +640,7 @@ def plot_memory_comparison(
     sizes = _as_floats(sizes_bytes, "sizes_bytes")
     exact = _as_floats(exact_bytes, "exact_bytes")
     rss = _as_floats(rss_bytes, "rss_bytes")
-    _check_title(title)
+    require_optional_str(title, "title")
     if not len(sizes) == len(exact) == len(rss):
         raise ValueError(
             "sizes_bytes, exact_bytes and rss_bytes must have the same length; got "
@@ -860,7 +845,7 @@ def plot_memory_timeline(reports: Mapping[str, Any], *, mark: str = "aten::clone
     """
     if not isinstance(reports, Mapping) or not reports:
         raise TypeError("reports must be a non-empty dict of name -> report from `with measure() as report`")
-    _check_title(title)
+    require_optional_str(title, "title")
     import matplotlib.pyplot as plt
 
     timelines = {name: memory_timeline(r, mark) for name, r in reports.items()}
@@ -948,7 +933,7 @@ def plot_versions(snapshots: Sequence[VersionSnapshot], *, title: str | None = N
     names = [name for name, _, _ in snapshots[0].rows]
     if any([name for name, _, _ in s.rows] != names for s in snapshots):
         raise ValueError("every snapshot must name the same tensors, in the same order")
-    _check_title(title)
+    require_optional_str(title, "title")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 

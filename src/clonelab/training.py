@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from clonelab._checks import require_bool, require_int
 
 __all__ = ["History", "train", "weight_distance"]
 
@@ -62,14 +63,6 @@ class History:
     def final_test_acc(self) -> float:
         """Test accuracy after the last epoch (NaN if no epoch ran)."""
         return self.test_acc[-1] if self.test_acc else math.nan
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return value
 
 
 def _check_data(data: object) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -154,17 +147,16 @@ def train(
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     _check_data(data)
-    _check_int("epochs", epochs, 1)
-    _check_int("seed", seed, 0)
-    _check_int("batch_size", batch_size, 1)
+    require_int(epochs, "epochs", 1)
+    require_int(seed, "seed", 0)
+    require_int(batch_size, "batch_size", 1)
     if isinstance(lr, bool) or not isinstance(lr, (int, float)):
         raise TypeError(f"lr must be a positive number, got {lr!r}")
     if not 0 < lr < math.inf:  # also rejects NaN
         raise ValueError(f"lr must be a positive number, got {lr!r}")
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be True or False, got {progress!r}")
+    require_bool(progress, "progress")
     if threads is not None:
-        _check_int("threads", threads, 1)
+        require_int(threads, "threads", 1)
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError("model must have parameters that require grad")
 

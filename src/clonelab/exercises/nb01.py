@@ -25,7 +25,7 @@ def _inputs():
 
 @exercise("01.1", hint="the result needs new memory AND no link to the autograd graph; "
                        "the table of four spellings shows which spelling gives both")
-def _(answer):
+def _check_01_1(answer):
     import torch
 
     if not callable(answer):
@@ -54,7 +54,7 @@ def _(answer):
 
 @exercise("01.2", hint="follow each of b, c, d, e back to a: which ones does autograd see as "
                        "functions of a, and which are constants?")
-def _(answer):
+def _check_01_2(answer):
     import torch
 
     got = torch.as_tensor(answer, dtype=torch.float32)

@@ -12,7 +12,7 @@ from clonelab.exercises import exercise
 
 
 @exercise("02.1", hint="work line by line: which lines change the shared list, and which make a new one?")
-def _(answer):
+def _check_02_1(answer):
     if not isinstance(answer, list):
         return "give your prediction as a list, such as [1, 2]"
     xs = [1, 2]
@@ -61,7 +61,7 @@ def _pointerless_pairs():
 
 
 @exercise("02.2", hint="compare the storages themselves, not where each tensor's first element is")
-def _(answer):
+def _check_02_2(answer):
     if not callable(answer):
         return "answer must be a function same_storage(x, y) that returns True or False"
     for x, y, expected in _storage_pairs() + _pointerless_pairs():
@@ -100,7 +100,7 @@ def _add_cases():
 
 @exercise("02.3", hint="inside the function, x = ... only moves the local name x; "
                        "write into the tensor that x names instead")
-def _(answer):
+def _check_02_3(answer):
     import torch
 
     if not callable(answer):

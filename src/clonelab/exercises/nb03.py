@@ -10,7 +10,7 @@ from clonelab.inspection import shares_storage
 
 @exercise("03.1", hint="a stride counts the storage elements you skip to move one step along a dimension; "
                        "permute reorders the dimensions, and each stride moves with its dimension")
-def _(answer):
+def _check_03_1(answer):
     if isinstance(answer, torch.Tensor) or not hasattr(answer, "__len__"):
         return "give the strides as a tuple of three ints, like the one `t.stride()` returns"
     values = tuple(answer)
@@ -36,7 +36,7 @@ def _column_inputs():
 
 
 @exercise("03.2", hint="look for an indexing form or a method that only changes shape, stride and offset")
-def _(answer):
+def _check_03_2(answer):
     if not callable(answer):
         return "answer should be a function column(x, j)"
     for x, j in _column_inputs():
@@ -60,7 +60,7 @@ def _flat_inputs():
 
 @exercise("03.3", hint="you need something that returns a view when the strides allow it "
                        "and copies only when they do not")
-def _(answer):
+def _check_03_3(answer):
     if not callable(answer):
         return "answer should be a function flat(x)"
     for x in _flat_inputs():

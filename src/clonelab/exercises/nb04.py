@@ -20,7 +20,7 @@ def _version_puzzle() -> int:
 
 
 @exercise("04.1", hint="count the writes into a's storage; one line rebinds a name to a new tensor")
-def _(answer):
+def _check_04_1(answer):
     if isinstance(answer, bool) or not isinstance(answer, int):
         return "give the version as an int"
     right = _version_puzzle()
@@ -86,7 +86,7 @@ def lines_that_write() -> set[str]:
 
 @exercise("04.2", hint="for each line ask: does it write into existing memory (which tensor's?), "
                        "or make a new tensor and at most move a name?")
-def _(answer):
+def _check_04_2(answer):
     got = letters(answer, "".join(LINES))
     if got is None:
         return f"give letters from A to {max(LINES)}, as a string such as \"AE\" or a set such as {{\"A\", \"E\"}}"
@@ -109,7 +109,7 @@ def _(answer):
 
 
 @exercise("04.3", hint="compute the result out of place, or write into a copy; never into x")
-def _(answer):
+def _check_04_3(answer):
     if not callable(answer):
         return "answer should be a function safe_relu(x)"
     for seed in (0, 1):
