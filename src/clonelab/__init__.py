@@ -71,7 +71,7 @@ _EXPORTS = {
     "plot_history": "plots",
     "plot_memory_comparison": "plots",
     "storage_layout": "plots",
-    "format_bytes": "plots",
+    "format_bytes": "_util",
     # exercises and the environment check
     "check": "exercises",
     "check_environment": "env",

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from clonelab._checks import require_bool, require_int, require_tensor
-from clonelab.training import intra_op_threads
+from clonelab._util import intra_op_threads
 
 __all__ = ["block_inputs", "model_clone_cost"]
 

@@ -14,6 +14,7 @@ from typing import Sequence
 import torch
 
 from clonelab._checks import require_dense_tensor, storage_key
+from clonelab._util import version_of
 from clonelab._table import Table
 
 COLUMNS = [
@@ -79,13 +80,6 @@ def _share_memory(a, b) -> bool:
     if sa.nbytes() == 0 or sb.nbytes() == 0:
         return False
     return sa.data_ptr() < sb.data_ptr() + sb.nbytes() and sb.data_ptr() < sa.data_ptr() + sa.nbytes()
-
-
-def _version(t) -> int | None:
-    try:
-        return t._version
-    except RuntimeError:  # inference tensors carry no version counter
-        return None
 
 
 def describe(*tensors, names: Sequence[str] | str | None = None,
@@ -157,7 +151,7 @@ def describe(*tensors, names: Sequence[str] | str | None = None,
             tuple(t.shape),
             tuple(t.stride()),
             t.storage_offset(),
-            _version(t),
+            version_of(t),
             t.is_leaf,
             t.requires_grad,
             type(t.grad_fn).__name__ if t.grad_fn is not None else None,

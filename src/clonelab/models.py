@@ -178,7 +178,26 @@ def conv1x1(in_planes: int, out_planes: int, stride: int = 1) -> nn.Conv2d:
 # --- ResNet blocks ----------------------------------------------------------
 
 
-class BasicBlock(nn.Module):
+class _ResidualBlock(nn.Module):
+    """What the blocks share: the argument checks, the identity mode, the stride, and ``extra_repr``.
+
+    Each block registers its own layers, then ``downsample`` last, so that its
+    children (and state_dict keys) come in torchvision's order.
+    """
+
+    def __init__(self, inplanes: int, planes: int, stride: int, downsample: nn.Module | None,
+                 identity: IdentityMode, inplace: bool) -> None:
+        super().__init__()
+        _check_block_args(inplanes, planes, stride, downsample)
+        self.identity = _check_identity(identity)
+        require_bool(inplace, "inplace")
+        self.stride = stride
+
+    def extra_repr(self) -> str:
+        return f"identity={self.identity!r}"
+
+
+class BasicBlock(_ResidualBlock):
     """The two-conv ResNet block (He et al. 2015), laid out like torchvision's.
 
     ``identity="alias"`` is torchvision's ``identity = x``. It is safe here
@@ -206,17 +225,13 @@ class BasicBlock(nn.Module):
         identity: IdentityMode = "alias",
         inplace: bool = True,
     ) -> None:
-        super().__init__()
-        _check_block_args(inplanes, planes, stride, downsample)
-        self.identity = _check_identity(identity)
-        require_bool(inplace, "inplace")
+        super().__init__(inplanes, planes, stride, downsample, identity, inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
         self.relu = nn.ReLU(inplace=inplace)
         self.conv2 = conv3x3(planes, planes)
         self.bn2 = nn.BatchNorm2d(planes)
         self.downsample = downsample
-        self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
         identity = take_identity(x, self.identity)  # taken first, as in torchvision
@@ -229,11 +244,8 @@ class BasicBlock(nn.Module):
         out += identity  # in place, into bn2's output: BN's backward does not need it
         return self.relu(out)  # in place, into the sum: add's backward saves nothing
 
-    def extra_repr(self) -> str:
-        return f"identity={self.identity!r}"
 
-
-class Bottleneck(nn.Module):
+class Bottleneck(_ResidualBlock):
     """The 1x1-3x3-1x1 ResNet block, with the stride on the 3x3 conv (torchvision's "v1.5").
 
     The inner width is ``int(planes * base_width / 64) * groups`` and the block
@@ -261,10 +273,7 @@ class Bottleneck(nn.Module):
         identity: IdentityMode = "alias",
         inplace: bool = True,
     ) -> None:
-        super().__init__()
-        _check_block_args(inplanes, planes, stride, downsample)
-        self.identity = _check_identity(identity)
-        require_bool(inplace, "inplace")
+        super().__init__(inplanes, planes, stride, downsample, identity, inplace)
         require_int(base_width, "base_width")
         require_int(groups, "groups")
         width = int(planes * (base_width / 64.0)) * groups
@@ -281,7 +290,6 @@ class Bottleneck(nn.Module):
         self.bn3 = nn.BatchNorm2d(planes * self.expansion)
         self.relu = nn.ReLU(inplace=inplace)
         self.downsample = downsample
-        self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
         identity = take_identity(x, self.identity)
@@ -295,11 +303,8 @@ class Bottleneck(nn.Module):
         out += identity
         return self.relu(out)
 
-    def extra_repr(self) -> str:
-        return f"identity={self.identity!r}"
 
-
-class PreActBlock(nn.Module):
+class PreActBlock(_ResidualBlock):
     """The pre-activation block of He et al. 2016 ("Identity Mappings in Deep Residual Networks").
 
     BN and ReLU come *before* each conv, and nothing follows the addition, so
@@ -329,17 +334,13 @@ class PreActBlock(nn.Module):
         identity: IdentityMode = "alias",
         inplace: bool = True,
     ) -> None:
-        super().__init__()
-        _check_block_args(inplanes, planes, stride, downsample)
-        self.identity = _check_identity(identity)
-        require_bool(inplace, "inplace")
+        super().__init__(inplanes, planes, stride, downsample, identity, inplace)
         self.bn1 = nn.BatchNorm2d(inplanes)
         self.relu = nn.ReLU(inplace=inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn2 = nn.BatchNorm2d(planes)
         self.conv2 = conv3x3(planes, planes)
         self.downsample = downsample
-        self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
         out = self.relu(self.bn1(x))
@@ -352,11 +353,8 @@ class PreActBlock(nn.Module):
         out += shortcut  # into conv2's output, which conv's backward does not need
         return out
 
-    def extra_repr(self) -> str:
-        return f"identity={self.identity!r}"
 
-
-class ReluFirstBlock(nn.Module):
+class ReluFirstBlock(_ResidualBlock):
     """A residual block whose branch starts with a ReLU applied to the block input.
 
     This is a bug found in real code (rosinality/vq-vae-2-pytorch, issue 60):
@@ -398,17 +396,13 @@ class ReluFirstBlock(nn.Module):
         identity: IdentityMode = "alias",
         inplace: bool = True,
     ) -> None:
-        super().__init__()
-        _check_block_args(inplanes, planes, stride, downsample)
-        self.identity = _check_identity(identity)
-        require_bool(inplace, "inplace")
+        super().__init__(inplanes, planes, stride, downsample, identity, inplace)
         self.relu = nn.ReLU(inplace=inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
         self.conv2 = conv3x3(planes, planes)
         self.bn2 = nn.BatchNorm2d(planes)
         self.downsample = downsample
-        self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
         identity = take_identity(x, self.identity)
@@ -421,9 +415,6 @@ class ReluFirstBlock(nn.Module):
 
         out += identity
         return out
-
-    def extra_repr(self) -> str:
-        return f"identity={self.identity!r}"
 
 
 # --- the ResNet builder ------------------------------------------------------

@@ -24,6 +24,7 @@ import torch
 
 from clonelab.inspection import storage_positions
 from clonelab._checks import require_optional_str, storage_key
+from clonelab._util import format_bytes
 
 if TYPE_CHECKING:  # only for type hints: matplotlib is imported when a figure is drawn
     from matplotlib.axes import Axes
@@ -35,7 +36,6 @@ __all__ = [
     "TensorObject",
     "VersionSnapshot",
     "decision_chart",
-    "format_bytes",
     "memory_timeline",
     "plot_history",
     "plot_memory_timeline",
@@ -54,28 +54,6 @@ _MAX_OBJECTS = 20  # more tensor objects than this do not fit a readable figure
 # --------------------------------------------------------------------------
 # Small shared helpers
 # --------------------------------------------------------------------------
-
-
-def format_bytes(n: float) -> str:
-    """A byte count in binary units (B, KiB, MiB, GiB, TiB), as a short label.
-
-    >>> format_bytes(4), format_bytes(1536), format_bytes(-2**20), format_bytes(0)
-    ('4 B', '1.5 KiB', '-1 MiB', '0 B')
-    """
-    if isinstance(n, bool) or not isinstance(n, numbers.Real):
-        raise TypeError(f"n must be a number of bytes; got {type(n).__name__}")
-    if not math.isfinite(n):
-        raise ValueError(f"n must be finite; got {n!r}")
-    sign = "-" if n < 0 else ""
-    value = abs(float(n))
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024:
-            break
-        value /= 1024
-    else:
-        unit = "TiB"
-    text = f"{value:.3g}" if value != int(value) else f"{int(value)}"
-    return f"{sign}{text} {unit}"
 
 
 def _as_floats(values: Any, argname: str) -> list[float]:

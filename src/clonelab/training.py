@@ -18,17 +18,16 @@ identical losses, run after run. That is what lets the notebook assert that
 
 from __future__ import annotations
 
-import contextlib
 import math
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from clonelab._checks import require_bool, require_int
+from clonelab._util import intra_op_threads
 
 __all__ = ["History", "train", "weight_distance"]
 
@@ -94,18 +93,6 @@ def _accuracy(model: nn.Module, x: Tensor, y: Tensor, batch_size: int) -> float:
                   for i in range(0, len(x), batch_size))
     model.train()
     return correct / len(x)
-
-
-@contextlib.contextmanager
-def intra_op_threads(n: int | None) -> Iterator[None]:
-    """Use ``n`` CPU threads inside ops for a while, then restore the old setting."""
-    before = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def train(

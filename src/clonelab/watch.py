@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clonelab._checks import require_dense_tensor, storage_key
+from clonelab._util import version_of
 from clonelab._table import Table
 
 NEW, VIEW, INPLACE, VALUE = "NEW", "VIEW", "IN-PLACE", "VALUE"
@@ -77,7 +78,7 @@ class OpLog:
 
     def _settle(self) -> None:
         for record, target in self._pending:
-            record.version = (record.version[0], _version(target))
+            record.version = (record.version[0], version_of(target))
         self._pending.clear()
 
     def __iter__(self):
@@ -233,7 +234,7 @@ def _recorder_class():
             log = self.log
             log._settle()
             inputs = _tensor_args(func, args, kwargs)
-            before = {id(t): _version(t) for _, t in inputs}
+            before = {id(t): version_of(t) for _, t in inputs}
             out = _call(func, args, kwargs)
             call = len({r.call for r in log.records})
             name = f"{func.namespace}.{func._schema.name.split('::')[-1]}"
@@ -286,13 +287,6 @@ def _recorder_class():
             self.log._pending.append((record, target))
 
     return Recorder
-
-
-def _version(t) -> int | None:
-    try:
-        return t._version
-    except RuntimeError:  # inference tensors have no version counter
-        return None
 
 
 class watch_ops:

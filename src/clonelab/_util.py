@@ -1,0 +1,54 @@
+"""Small helpers that several modules share: a byte count as text, a tensor's version, a thread count."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from contextlib import contextmanager
+from typing import Iterator
+
+
+def format_bytes(n: float) -> str:
+    """A byte count in binary units (B, KiB, MiB, GiB, TiB), as a short label.
+
+    >>> format_bytes(4), format_bytes(1536), format_bytes(-2**20), format_bytes(0)
+    ('4 B', '1.5 KiB', '-1 MiB', '0 B')
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Real):
+        raise TypeError(f"n must be a number of bytes; got {type(n).__name__}")
+    if not math.isfinite(n):
+        raise ValueError(f"n must be finite; got {n!r}")
+    sign = "-" if n < 0 else ""
+    value = abs(float(n))
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024:
+            break
+        value /= 1024
+    else:
+        unit = "TiB"
+    text = f"{value:.3g}" if value != int(value) else f"{int(value)}"
+    return f"{sign}{text} {unit}"
+
+
+
+
+def version_of(t) -> int | None:
+    """``t._version``, or None for an inference tensor (it carries no version counter)."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
+
+
+@contextmanager
+def intra_op_threads(n: int | None) -> Iterator[None]:
+    """Use ``n`` CPU threads inside ops for a while, then restore the old setting (None: leave it)."""
+    import torch
+
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
