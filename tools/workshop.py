@@ -339,7 +339,7 @@ def exit_ticket_markdown(half_day: bool = False) -> str:
     lines = ["# Exit ticket", "",
              "Name (or a nickname): ______________________", "",
              "Answer alone, on paper, with your laptop closed. No code to run: predict, and say why in a sentence.",
-             "", f"<small>For the facilitator: {which}. The answers are in answers.md.</small>", ""]
+             "", f"<!-- For the facilitator: {which}. The answers are in answers.md. -->", ""]
     for n, q in enumerate(questions, 1):
         lines += [f"## {n}. {q.title} ({q.notebooks})", "", q.text, "", "Your answer:", "", "&nbsp;", "", "&nbsp;",
                   "", "&nbsp;", ""]
