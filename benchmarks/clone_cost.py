@@ -40,37 +40,26 @@ import time
 
 import torch
 
-from torch import Tensor
-
-from clonelab import model_clone_cost
-from clonelab import BasicBlock, Bottleneck, resnet, take_identity
+from clonelab import BasicBlock, Bottleneck, model_clone_cost, resnet
 
 
 class TorchvisionOrderBasicBlock(BasicBlock):
     """clonelab's BasicBlock with torchvision's shortcut line: ``self.downsample(x)``."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        identity = take_identity(x, self.identity)
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        if self.downsample is not None:
-            identity = self.downsample(x)  # the clone, if any, is unused and freed here
-        out += identity
-        return self.relu(out)
+    shortcut_input = "x"
 
 
 class TorchvisionOrderBottleneck(Bottleneck):
     """clonelab's Bottleneck with torchvision's shortcut line: ``self.downsample(x)``."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        identity = take_identity(x, self.identity)
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.relu(self.bn2(self.conv2(out)))
-        out = self.bn3(self.conv3(out))
-        if self.downsample is not None:
-            identity = self.downsample(x)  # the clone, if any, is unused and freed here
-        out += identity
-        return self.relu(out)
+    shortcut_input = "x"
+
+
+def timing(c: dict) -> str:
+    """The two median times and their ratio; dashes when the run was not timed (--repeat 0)."""
+    if c["alias_time_s"] is None:
+        return f"{'-':>10} {'-':>10} {'-':>5}"
+    return f"{1e3 * c['alias_time_s']:>10.1f} {1e3 * c['clone_time_s']:>10.1f} {c['time_ratio']:>5.2f}"
 
 
 MODELS = [("ResNet-18", [2, 2, 2, 2]), ("ResNet-50", [3, 4, 6, 3])]
@@ -105,7 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=4, help="batch size (default 4)")
     parser.add_argument("--size", type=int, default=224, help="image height and width (default 224)")
-    parser.add_argument("--repeat", type=int, default=7, help="timed runs of each variant (default 7)")
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs of each variant (default 7; 0: bytes only)")
     parser.add_argument("--threads", type=int, default=1,
                         help="CPU threads for torch (default 1: steady timings on a busy machine; "
                              "0: torch's own choice, all cores)")
@@ -160,8 +149,7 @@ def main() -> None:
                           f"{c['extra_allocated']:>11,} {c['expected_extra']:>11,}{ok} | "
                           f"{mib(c['alias_peak']):>10} {mib(c['clone_peak']):>10} {c['extra_peak']:>10,} "
                           f"{c['extra_net']:>10,} | "
-                          f"{1e3 * c['alias_time_s']:>10.1f} {1e3 * c['clone_time_s']:>10.1f} "
-                          f"{c['time_ratio']:>5.2f}", flush=True)
+                          f"{timing(c)}", flush=True)
                     lives.append((name, kind, order, device, c))
     print("\nclones alive at the clone run's peak (the peak difference is at most their sum; equal when both "
           "runs peak at the same op):")

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.colab
 COLAB_TORCH = os.environ.get("COLAB_TORCH", "2.9.1")   # a CUDA build on Linux from PyPI, inside the tested range
 COLAB_PREINSTALLED = ["numpy", "matplotlib", "scikit-learn", "tqdm", "ipykernel"]
 STUDENT = ROOT / "workshop" / "student"
-COPIES = [p for p in notebook_paths()] + [STUDENT / p.name for p in notebook_paths()]
+COPIES = notebook_paths() + [STUDENT / p.name for p in notebook_paths()]
 
 
 def _python312() -> str | None:

@@ -323,3 +323,24 @@ def test_resnet_argument_errors(kwargs, error, match):
     block, layers = args.pop("block"), args.pop("layers")
     with pytest.raises(error, match=match):
         resnet(block, layers, **args)
+
+
+@pytest.mark.parametrize("block, planes", [(BasicBlock, 8), (Bottleneck, 2)])
+def test_shortcut_input_picks_what_the_downsample_reads(block, planes):
+    """clonelab's blocks feed the shortcut `identity` (the clone, when one is taken); torchvision's order feeds `x`."""
+    seen = []
+
+    class TorchvisionOrder(block):
+        shortcut_input = "x"
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 6, 6)
+    outputs = []
+    for cls in (block, TorchvisionOrder):
+        torch.manual_seed(1)
+        down = nn.Sequential(conv1x1(4, planes * cls.expansion, 2), nn.BatchNorm2d(planes * cls.expansion))
+        b = cls(4, planes, stride=2, downsample=down, identity="clone")
+        down.register_forward_pre_hook(lambda module, args: seen.append(args[0] is x))
+        outputs.append(b(x))
+    assert seen == [False, True]                       # the clone, then x itself
+    assert torch.equal(outputs[0], outputs[1])         # the same numbers either way

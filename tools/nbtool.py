@@ -286,18 +286,27 @@ def cell_minutes(cell) -> float:
     return MIN_PER_CODE_CELL if cell.source.strip() else 0.0
 
 
-def core_timeline(nb) -> tuple[list[tuple[int, str, int]], int]:
-    """(cell index, "## " heading, estimated minutes before it) along the core path, and the core path's minutes.
+def _core_path(nb):
+    """(cell index, the "## " heading it is under, cell) for every cell on the core path, in order.
 
     The core path is every cell but the stamped ones and the *Deeper* notes; an exercise counts as
     its solution cell does in the timings formula (a student copy has the exercise, not the solution).
     """
-    marks, minutes = [], 0.0
+    heading = None
     for i, cell in enumerate(nb.cells):
         if _is_stamped(cell) or is_deeper(cell):
             continue
         if cell.cell_type == "markdown" and cell.source.startswith("## "):
-            marks.append((i, cell.source.splitlines()[0][3:].strip(), round(minutes)))
+            heading = cell.source.splitlines()[0][3:].strip()
+        yield i, heading, cell
+
+
+def core_timeline(nb) -> tuple[list[tuple[int, str, int]], int]:
+    """(cell index, "## " heading, estimated minutes before it) along the core path, and the core path's minutes."""
+    marks, minutes = [], 0.0
+    for i, heading, cell in _core_path(nb):
+        if cell.cell_type == "markdown" and cell.source.startswith("## "):
+            marks.append((i, heading, round(minutes)))
         minutes += cell_minutes(cell)
     return marks, round(minutes)
 
@@ -311,13 +320,9 @@ PRACTICE_HEADINGS = ("Exercises", "Quiz")
 
 def core_split(nb) -> tuple[int, int]:
     """(reading and running, exercises or quiz): the core path's estimated minutes, in two parts."""
-    practice, reading, inside = 0.0, 0.0, False
-    for cell in nb.cells:
-        if _is_stamped(cell) or is_deeper(cell):
-            continue
-        if cell.cell_type == "markdown" and cell.source.startswith("## "):
-            inside = cell.source.splitlines()[0][3:].strip() in PRACTICE_HEADINGS
-        if inside:
+    practice = reading = 0.0
+    for _, heading, cell in _core_path(nb):
+        if heading in PRACTICE_HEADINGS:
             practice += cell_minutes(cell)
         else:
             reading += cell_minutes(cell)

@@ -185,6 +185,11 @@ class _ResidualBlock(nn.Module):
     children (and state_dict keys) come in torchvision's order.
     """
 
+    # What BasicBlock's and Bottleneck's downsample reads: "identity" here (a clone, when one is taken, is the
+    # shortcut convolution's input and lives until its backward), "x" in torchvision (an unused clone is then
+    # freed inside the block). A subclass that sets "x" has torchvision's line (notebook 09, the benchmark).
+    shortcut_input: str = "identity"
+
     def __init__(self, inplanes: int, planes: int, stride: int, downsample: nn.Module | None,
                  identity: IdentityMode, inplace: bool) -> None:
         super().__init__()
@@ -238,8 +243,8 @@ class BasicBlock(_ResidualBlock):
 
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
-        if self.downsample is not None:
-            identity = self.downsample(identity)
+        if self.downsample is not None:  # torchvision's blocks: self.downsample(x)
+            identity = self.downsample(identity if self.shortcut_input == "identity" else x)
 
         out += identity  # in place, into bn2's output: BN's backward does not need it
         return self.relu(out)  # in place, into the sum: add's backward saves nothing
@@ -298,7 +303,7 @@ class Bottleneck(_ResidualBlock):
         out = self.relu(self.bn2(self.conv2(out)))
         out = self.bn3(self.conv3(out))
         if self.downsample is not None:
-            identity = self.downsample(identity)
+            identity = self.downsample(identity if self.shortcut_input == "identity" else x)
 
         out += identity
         return self.relu(out)
