@@ -34,8 +34,11 @@ lab: $(INSTALLED)
 lab-student: $(INSTALLED)
 	$(BIN)/jupyter lab workshop/student/ $(ROOT_FLAG)
 
+# On every core (pytest-xdist): each notebook runs in a kernel of its own, so they run side by side.
+PYTEST_PARALLEL ?= -n auto --dist worksteal
+
 test: $(INSTALLED)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 # The whole suite, every notebook included, again on the lowest torch the series supports (the bound in pyproject.toml,
 # which a test keeps equal to LOWER_TORCH), in a venv of its own. On Linux, PyPI has only CUDA
@@ -48,7 +51,7 @@ test-lower:
 	$(LOWER_VENV)/bin/python -m pip install -q "torch==$(LOWER_TORCH)"
 	$(LOWER_VENV)/bin/python -m pip install -q -e ".[test]"
 	$(LOWER_VENV)/bin/python -c "import torch; assert torch.__version__.split('+')[0] == '$(LOWER_TORCH)', torch.__version__"
-	$(LOWER_VENV)/bin/python -m pytest -p no:cacheprovider
+	$(LOWER_VENV)/bin/python -m pytest -p no:cacheprovider $(PYTEST_PARALLEL)
 
 test-browser: $(VENV)/.clonelab-browser
 	$(BIN)/python -m pytest -m browser tests/browser

@@ -19,14 +19,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import nbformat
 import pytest
 
 import clonelab
-from conftest import ROOT, notebook_paths, stray_stderr
-from nbclient import NotebookClient
+from conftest import ROOT, notebook_paths, run_notebook, stray_stderr
 
-pytestmark = pytest.mark.colab
+pytestmark = [pytest.mark.colab, pytest.mark.notebooks]
 
 COLAB_TORCH = os.environ.get("COLAB_TORCH", "2.9.1")   # a CUDA build on Linux from PyPI, inside the tested range
 COLAB_PREINSTALLED = ["numpy", "matplotlib", "scikit-learn", "tqdm", "ipykernel"]
@@ -90,9 +88,7 @@ def colab_kernel(tmp_path_factory):
 @pytest.mark.parametrize("path", COPIES, ids=[str(p.relative_to(ROOT)) for p in COPIES])
 def test_every_copy_runs_on_simulated_colab(colab_kernel, path, monkeypatch):
     monkeypatch.setenv("JUPYTER_PATH", str(colab_kernel))
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="colab-sim", record_timing=False,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    nb = run_notebook(path, timeout=600, kernel_name="colab-sim", cwd=path.parent)
     setup = next(c for c in nb.cells if c.get("id") == "clonelab-setup")
     printed = "".join(o.get("text", "") for o in setup.outputs if o.output_type == "stream")
     # pip's own output (e.g. warnings about a local pip configuration) may come first

@@ -59,18 +59,9 @@ def test_test_size():
     assert len(d.y_test) == 180 and len(d.y_train) == 1617
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"test_size": 0}, ValueError, "test_size must be a float between 0 and 1"),
-    ({"test_size": 1.0}, ValueError, "test_size must be a float between 0 and 1"),
-    ({"test_size": 100}, ValueError, "test_size must be a float between 0 and 1"),
-    ({"test_size": "0.2"}, TypeError, "test_size must be a float between 0 and 1"),
-    ({"test_size": True}, TypeError, "test_size must be a float between 0 and 1"),
-    ({"seed": -1}, ValueError, "seed must be a non-negative int"),
-    ({"seed": 1.5}, TypeError, "seed must be a non-negative int"),
-    ({"seed": None}, TypeError, "seed must be a non-negative int"),
-])
-def test_argument_errors(kwargs, error, match):
-    with pytest.raises(error, match=match):
+@pytest.mark.parametrize("kwargs", [{"test_size": 0.0}, {"test_size": 1.0}, {"test_size": "0.2"}, {"seed": -1}])
+def test_argument_errors_come_from_scikit_learn_and_name_the_argument(kwargs):
+    with pytest.raises(ValueError, match="test_size" if "test_size" in kwargs else "random_state"):
         load_digits_tensors(**kwargs)
 
 

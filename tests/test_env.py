@@ -64,12 +64,3 @@ def test_tested_range_edges():
     assert not torch_in_tested_range(f"{major}.{minor - 1}.9")
     major, minor = map(int, high.split("."))
     assert not torch_in_tested_range(f"{major}.{minor + 1}.0")
-
-
-def test_show_versions_names_a_bad_argument():
-    import pytest
-
-    import clonelab
-
-    with pytest.raises(TypeError, match="written_for"):
-        clonelab.show_versions(written_for=1)

@@ -123,37 +123,17 @@ def test_history_final_test_acc_when_empty():
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"epochs": 0}, ValueError, "epochs must be a positive int"),
     ({"epochs": 1.0}, TypeError, "epochs must be a positive int"),
-    ({"seed": -1}, ValueError, "seed must be an int >= 0"),
-    ({"seed": "0"}, TypeError, "seed must be an int >= 0"),
     ({"batch_size": 0}, ValueError, "batch_size must be a positive int"),
-    ({"lr": 0}, ValueError, "lr must be a positive number"),
-    ({"lr": "fast"}, TypeError, "lr must be a positive number"),
-    ({"lr": float("nan")}, ValueError, "lr must be a positive number"),
-    ({"progress": "yes"}, TypeError, "progress must be True or False"),
-    ({"threads": 0}, ValueError, "threads must be a positive int"),
-    ({"threads": 2.0}, TypeError, "threads must be a positive int"),
+    ({"lr": -1.0}, ValueError, "Invalid learning rate"),               # torch.optim's own check
 ])
 def test_argument_errors(small_data, kwargs, error, match):
     with pytest.raises(error, match=match):
         train(_model(), small_data, **kwargs)
 
 
-def test_model_and_data_errors(small_data):
-    with pytest.raises(TypeError, match="model must be an nn.Module"):
-        train(lambda x: x, small_data)
-    with pytest.raises(ValueError, match="model must have parameters that require grad"):
+def test_a_model_without_trainable_parameters_is_refused(small_data):
+    with pytest.raises(ValueError, match="empty parameter list"):
         train(torch.nn.ReLU(), small_data)
-    with pytest.raises(TypeError, match="data must have x_train, y_train, x_test, y_test"):
-        train(_model(), (1, 2, 3, 4))
-    x_tr, y_tr, x_te, y_te = small_data
-    with pytest.raises(TypeError, match="data.y_test must be a torch.Tensor"):
-        train(_model(), Digits(x_tr, y_tr, x_te, y_te.tolist()))
-    with pytest.raises(ValueError, match="data.x_train must be a non-empty float tensor"):
-        train(_model(), Digits(x_tr.long(), y_tr, x_te, y_te))
-    with pytest.raises(ValueError, match=r"data.y_train must be an int64 tensor of shape \(320,\)"):
-        train(_model(), Digits(x_tr, y_tr[:10], x_te, y_te))
-    with pytest.raises(ValueError, match="data.y_test must be an int64 tensor"):
-        train(_model(), Digits(x_tr, y_tr, x_te, y_te.float()))
 
 
 def test_the_measured_first_step_includes_adams_state(small_data):
@@ -175,7 +155,5 @@ def test_weight_distance_zero_for_equal_models_and_relative_otherwise():
 
 
 def test_weight_distance_rejects_bad_input():
-    with pytest.raises(TypeError, match="a must be an nn.Module"):
-        weight_distance("model", _model())
     with pytest.raises(ValueError, match="b must have a parameter"):
         weight_distance(_model(), torch.nn.Linear(2, 1))

@@ -218,13 +218,19 @@ def select(names: list[str]) -> list[Path]:
     return paths
 
 
-def run_in_fresh_kernel(nb, timeout: int = 300) -> float:
-    """Run every cell of ``nb`` (in memory: nothing is written) in a new kernel; return the seconds taken."""
+def run_in_fresh_kernel(nb, timeout: int = 300, *, kernel_name: str = "python3", cwd: Path = NOTEBOOKS,
+                        env: dict[str, str] | None = None) -> float:
+    """Run every cell of ``nb`` (in memory: nothing is written) in a new kernel; return the seconds taken.
+
+    The one notebook runner of the project: ``execute``, ``timings`` and the tests all call it. ``cwd`` is the
+    kernel's working directory; ``env``, if given, is the kernel's whole environment. A failing cell raises
+    nbclient's ``CellExecutionError``, and the error is kept in ``nb``'s outputs.
+    """
     from nbclient import NotebookClient
 
     start = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, coalesce_streams=True,
-                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, record_timing=False, coalesce_streams=True,
+                   resources={"metadata": {"path": str(cwd)}}).execute(**({"env": env} if env else {}))
     return time.perf_counter() - start
 
 

@@ -28,6 +28,7 @@ _EXPORTS = {
     "measure": "memory",
     "saved_for_backward": "memory",
     "saved_by_node": "memory",
+    "allocation_lifetimes": "memory",
     "rss_line_profile": "memory",
     "rss_increments": "memory",
     "rss_bytes": "memory",
@@ -41,7 +42,7 @@ _EXPORTS = {
     "install_hint": "graphs",
     "graph_nodes": "graphs",
     "GraphDrawing": "graphs",
-    "SideBySide": "graphs",
+    "backward_nodes": "_autograd",
     # models
     "toy_residual": "models",
     "BasicBlock": "models",

@@ -1,4 +1,4 @@
-"""Argument checks shared by the functions that readers call, so that every error names its argument.
+"""Argument checks for the functions readers call, so that an error names its argument.
 
 Only checks that torch would not make with as clear a message live here.
 """
@@ -17,19 +17,14 @@ def require_tensor(value: Any, name: str) -> None:
 
 
 def require_dense_tensor(value: Any, name: str) -> None:
-    """Like :func:`require_tensor`, and raise ValueError, naming the argument, for a sparse tensor.
-
-    A sparse tensor keeps its values and indices in several buffers, so it has
-    no single storage to describe or compare (PyTorch raises a bare
-    NotImplementedError when asked for one).
-    """
+    """Like :func:`require_tensor`, and ValueError for a sparse tensor: it keeps its values and indices
+    in several buffers, so it has no single storage to describe or compare."""
     import torch
 
     require_tensor(value, name)
     if value.layout != torch.strided:
         what = "a sparse tensor" if "sparse" in str(value.layout) else "not a dense tensor"
-        raise ValueError(f"{name} is {what} (layout {value.layout}); "
-                         "clonelab's helpers handle strided (dense) tensors only")
+        raise ValueError(f"{name} is {what} (layout {value.layout}); clonelab's helpers handle strided (dense) tensors only")
 
 
 def require_bool(value: Any, name: str) -> bool:
@@ -40,7 +35,7 @@ def require_bool(value: Any, name: str) -> bool:
 
 
 def require_int(value: Any, name: str, minimum: int = 1) -> int:
-    """``value`` if it is an int >= ``minimum`` (bool refused: True as a size is almost surely a slip)."""
+    """``value`` if it is an int >= ``minimum`` (TypeError for a bool: True as a size is a slip; else ValueError)."""
     wanted = "a positive int" if minimum == 1 else f"an int >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be {wanted}, got {value!r}")
@@ -56,11 +51,9 @@ def require_optional_str(value: Any, name: str) -> None:
 
 
 def storage_key(t) -> int:
-    """An identity for the storage behind ``t``, valid on every device.
+    """An identity for the storage behind a dense tensor ``t``, valid on every device.
 
-    ``untyped_storage().data_ptr()`` is 0 for every ``meta`` tensor, so it
-    cannot tell two meta storages apart. ``_cdata`` is the address of the
-    C++ StorageImpl object itself, which views share and copies do not.
-    Dense (strided) tensors only: a sparse tensor has no single storage.
+    ``untyped_storage().data_ptr()`` is 0 for every ``meta`` tensor; ``_cdata``, the address of the C++
+    StorageImpl, is shared by views and not by copies.
     """
     return t.untyped_storage()._cdata

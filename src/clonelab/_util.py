@@ -9,7 +9,8 @@ from typing import Iterator
 
 
 def format_bytes(n: float) -> str:
-    """A byte count in binary units (B, KiB, MiB, GiB, TiB), as a short label.
+    """A byte count in binary units (B, KiB, MiB, GiB, TiB), as a short label; TypeError or ValueError
+    for something that is not a finite number.
 
     >>> format_bytes(4), format_bytes(1536), format_bytes(-2**20), format_bytes(0)
     ('4 B', '1.5 KiB', '-1 MiB', '0 B')
@@ -18,18 +19,13 @@ def format_bytes(n: float) -> str:
         raise TypeError(f"n must be a number of bytes; got {type(n).__name__}")
     if not math.isfinite(n):
         raise ValueError(f"n must be finite; got {n!r}")
-    sign = "-" if n < 0 else ""
     value = abs(float(n))
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
             break
         value /= 1024
-    else:
-        unit = "TiB"
     text = f"{value:.3g}" if value != int(value) else f"{int(value)}"
-    return f"{sign}{text} {unit}"
-
-
+    return f"{'-' if n < 0 else ''}{text} {unit}"
 
 
 def version_of(t) -> int | None:

@@ -1,40 +1,29 @@
-"""The environment check that notebook 00 runs: OK or FAIL for everything the series needs."""
+"""The environment check of notebook 00, and the versions line of every notebook's setup cell."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import platform
+import re
 import sys
 from dataclasses import dataclass
 
-# The torch releases that CI runs the whole series on: the lowest is the bound in
-# pyproject.toml (a test keeps them in step), the highest is the newest that installs there.
+# The torch releases CI runs the series on: the lowest is the bound in pyproject.toml (a test keeps
+# them in step), the highest the newest that installs there.
 TORCH_TESTED = ("2.3", "2.14")
-# What the committed outputs were made with (`make notebooks`).
-OUTPUTS_MADE_WITH = "torch 2.13.0 (CPU build), Python 3.11"
+OUTPUTS_MADE_WITH = "torch 2.13.0 (CPU build), Python 3.11"  # what `make notebooks` ran
 
-# (import name, distribution name, lowest version we support, required?)
-PACKAGES = [
-    ("torch", "torch", TORCH_TESTED[0], True),
-    ("torchviz", "torchviz", "0.0.2", True),
-    ("graphviz", "graphviz", "0.20", True),
-    ("numpy", "numpy", "1.24", True),
-    ("matplotlib", "matplotlib", "3.7", True),
-    ("memory_profiler", "memory-profiler", "0.61", True),
-    ("sklearn", "scikit-learn", "1.2", True),
-    ("tqdm", "tqdm", "4.64", True),
-    ("clonelab", "clonelab", "0.1", True),
-]
+# (import name, distribution name, lowest version supported)
+PACKAGES = [("torch", "torch", TORCH_TESTED[0]), ("torchviz", "torchviz", "0.0.2"), ("graphviz", "graphviz", "0.20"),
+            ("numpy", "numpy", "1.24"), ("matplotlib", "matplotlib", "3.7"),
+            ("memory_profiler", "memory-profiler", "0.61"), ("sklearn", "scikit-learn", "1.2"),
+            ("tqdm", "tqdm", "4.64"), ("clonelab", "clonelab", "0.1")]
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split("+")[0].split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        parts.append(int(digits))
-    return tuple(parts)
+    """``"2.13.0+cpu"`` -> ``(2, 13, 0)``: the leading numbers of a version."""
+    return tuple(int(n) for n in re.match(r"[\d.]*", text).group().split(".") if n)
 
 
 def torch_in_tested_range(version: str) -> bool:
@@ -43,23 +32,20 @@ def torch_in_tested_range(version: str) -> bool:
     >>> torch_in_tested_range("2.13.0+cpu"), torch_in_tested_range("2.0.1"), torch_in_tested_range("2.99.0")
     (True, False, False)
     """
-    minor = _version_tuple(version)[:2]
-    return _version_tuple(TORCH_TESTED[0])[:2] <= minor <= _version_tuple(TORCH_TESTED[1])[:2]
+    low, high = (_version_tuple(v)[:2] for v in TORCH_TESTED)
+    return low <= _version_tuple(version)[:2] <= high
 
 
 def show_versions(written_for: str | None = None) -> None:
     """Print one line of versions, and a warning line only where something differs from the tested set-up.
 
-    The setup cell of every notebook calls this. ``written_for`` is the clonelab version
-    that the notebook was written for.
+    ``written_for``: the clonelab version the notebook was written for.
 
     >>> show_versions()  # doctest: +ELLIPSIS
     clonelab ... · torch ... · Python ...
     """
     import clonelab
 
-    if written_for is not None and not isinstance(written_for, str):
-        raise TypeError(f"show_versions: written_for must be a version string like '0.1.0', got {written_for!r}")
     try:
         import torch
         torch_version = torch.__version__
@@ -81,7 +67,7 @@ def show_versions(written_for: str | None = None) -> None:
 
 @dataclass
 class EnvReport:
-    """The lines of the check, each ``(status, what, detail)``; truthy when nothing required failed."""
+    """The lines of the check, each ``(status, what, detail)``; ``ok``, and truthy, when nothing but dot failed."""
 
     lines: list[tuple[str, str, str]]
 
@@ -91,61 +77,48 @@ class EnvReport:
 
     @property
     def dot_ok(self) -> bool:
-        return any(what == "graphviz dot" and status == "OK" for status, what, _ in self.lines)
+        return ("OK", "graphviz dot") in [line[:2] for line in self.lines]
 
     def __bool__(self) -> bool:
         return self.ok
 
-    def __str__(self) -> str:
+    def __repr__(self) -> str:
         return "\n".join(f"[{status:4}] {what:16} {detail}" for status, what, detail in self.lines)
-
-    __repr__ = __str__
 
 
 def check_environment(verbose: bool = True) -> EnvReport:
-    """Check Python, torch (and its devices), the graphviz ``dot`` binary and each package.
+    """Check Python, torch (and its devices), each package and Graphviz's ``dot``; print the lines if ``verbose``.
 
-    Prints one line per item (``[OK  ]`` / ``[FAIL]``), with an install hint for
-    anything missing, and returns an :class:`EnvReport`. The ``dot`` binary is
+    Each line is ``[OK  ]`` or ``[FAIL]``, with an install hint for what is missing. ``dot`` is
     optional: without it the graphs fall back to matplotlib drawings.
 
-    >>> report = check_environment(verbose=False)
-    >>> report.ok
+    >>> check_environment(verbose=False).ok
     True
     """
     from clonelab.graphs import dot_available, install_hint
 
-    lines: list[tuple[str, str, str]] = []
     py_ok = sys.version_info >= (3, 10)
-    lines.append(("OK" if py_ok else "FAIL", "python",
-                  f"{platform.python_version()}" + ("" if py_ok else " (the series needs 3.10 or newer)")))
-    for module, dist, lowest, _required in PACKAGES:
+    lines = [("OK" if py_ok else "FAIL", "python",
+              platform.python_version() + ("" if py_ok else " (the series needs 3.10 or newer)"))]
+    for module, dist, lowest in PACKAGES:
         try:
             mod = importlib.import_module(module)
         except Exception as err:  # ImportError, or a broken install raising something else
             lines.append(("FAIL", dist, f"not importable ({type(err).__name__}): pip install '{dist}>={lowest}'"))
             continue
-        version = getattr(mod, "__version__", None)
-        if version is None:
-            from importlib.metadata import PackageNotFoundError, version as dist_version
-            try:
-                version = dist_version(dist)
-            except PackageNotFoundError:
-                version = "unknown"
+        try:
+            version = getattr(mod, "__version__", None) or importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown"
         too_old = version != "unknown" and _version_tuple(version) < _version_tuple(lowest)
         detail = version + (f" (older than {lowest}: pip install -U '{dist}>={lowest}')" if too_old else "")
         if module == "torch" and not too_old:
-            devices = ["cpu"]
-            if mod.cuda.is_available():
-                devices.append(f"cuda ({mod.cuda.get_device_name(0)})")
-            if getattr(mod.backends, "mps", None) is not None and mod.backends.mps.is_available():
-                devices.append("mps")
+            devices = ["cpu"] + ([f"cuda ({mod.cuda.get_device_name(0)})"] if mod.cuda.is_available() else [])
+            devices += ["mps"] if mod.backends.mps.is_available() else []
             detail += f", devices: {', '.join(devices)}"
         lines.append(("FAIL" if too_old else "OK", dist, detail))
-    if dot_available():
-        lines.append(("OK", "graphviz dot", "found: graphs render with torchviz"))
-    else:
-        lines.append(("FAIL", "graphviz dot", f"not on PATH; graphs fall back to matplotlib. {install_hint()}"))
+    lines.append(("OK", "graphviz dot", "found: graphs render with torchviz") if dot_available() else
+                 ("FAIL", "graphviz dot", f"not on PATH; graphs fall back to matplotlib. {install_hint()}"))
     report = EnvReport(lines)
     if verbose:
         print(report)

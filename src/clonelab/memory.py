@@ -1,34 +1,10 @@
-"""Exact memory accounting: bytes allocated, freed and at peak; bytes saved for backward.
+"""Exact memory accounting (notebooks 04-09): bytes allocated, freed and at peak; bytes saved for backward.
 
-Two ways to count, chosen per device:
-
-* **CPU**: ``torch.profiler`` with ``profile_memory=True``. PyTorch's CPU
-  allocator reports every allocation and free (exact requested bytes, with the
-  op that asked for it) to the profiler. We chose it over counting the outputs
-  that :func:`clonelab.watch_ops` sees because it also sees temporaries made
-  *inside* an op (a scalar wrapped as a tensor, a convolution's workspace) and
-  every free, so the peak is real. One limit: it can only match a free to an
-  allocation it saw, so memory allocated *before* the block and freed inside
-  it is not counted.
-* **CUDA**: the caching allocator's own statistics
-  (``torch.cuda.memory_stats``). They count the blocks the allocator hands
-  out, not the bytes asked for. It rounds every request up to a multiple of
-  512 bytes, so a 4-byte clone shows as 512 here. A block can be larger still:
-  for a request over 1 MiB it splits a bigger free block only when more than
-  1 MiB would remain, so it may hand out up to about 1 MiB more than the
-  rounded request. ``requested`` keeps the exact figure asked for. (Rules of
-  ``c10/cuda/CUDACachingAllocator.cpp`` with its default settings.)
-
-``measure`` blocks can be nested: each one counts its own window, the outer
-one including what happened inside the inner one.
-
->>> import torch
->>> from clonelab import measure
->>> x = torch.ones(1000)
->>> with measure() as m:
-...     y = x.clone()
->>> m.allocated, m.freed, m.peak
-(4000, 0, 4000)
+On the CPU, PyTorch's profiler (``profile_memory=True``) reports every allocation and free, exact to
+the byte, temporaries inside an op included. On CUDA, the caching allocator's statistics count the
+blocks it hands out: it rounds every request up to a multiple of 512 bytes, and for a request over
+1 MiB it may hand out up to about 1 MiB more than the rounded request (it splits a free block only
+when more than 1 MiB would remain).
 """
 
 from __future__ import annotations
@@ -38,78 +14,93 @@ import io
 import os
 import re
 import sys
+import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
-from clonelab._checks import require_tensor, storage_key
+import torch
+from torch._C._profiler import _EventType
+
+from clonelab._autograd import backward_nodes, saved_tensors
+from clonelab._checks import storage_key
 from clonelab._table import Table
 
 
 @dataclass
 class MemoryReport:
-    """What :func:`measure` saw. All figures are bytes.
-
-    ``allocated``: allocated inside the block. ``freed``: of that, freed inside
-    the block (CPU), or everything freed (CUDA). ``peak``: the most that was
-    live at once, above the level at the start. ``net``: allocated - freed.
-    On CPU, frees of memory allocated before the block are ignored, so ``net``
-    is what the block allocated and still holds at its end: ``del`` of an older
-    tensor inside the block does not lower it. On CUDA every free counts.
-    ``requested`` (CUDA only): what the code asked for, before rounding.
-    ``events`` (CPU only): ``(op, bytes)`` per allocation (+) and free (-).
-    ``trace`` (CPU only): the same events as ``(op, root op, address, bytes)``; the root op is
-    the outermost op above the allocation (the one called from Python, or
-    ``autograd::engine...`` in backward), and a free has the address of its allocation.
-    """
+    """What :func:`measure` saw, in bytes: ``allocated``, ``freed`` (CPU: of those), ``peak`` (above the start),
+    ``net`` = allocated - freed (CPU: frees of memory allocated before the block are ignored), ``requested``
+    (CUDA: before rounding). CPU only: ``trace``, ``(op, root op, address, bytes)`` per allocation (+) and
+    free (-), the root op being the one called from Python (or ``autograd::engine...`` in backward);
+    ``events``, its ``(op, bytes)``; ``peak_at``, the index in ``trace`` where the peak was first reached."""
 
     device: str
-    source: str
     allocated: int = 0
     freed: int = 0
     peak: int = 0
     requested: int | None = None
-    events: list[tuple[str, int]] = field(default_factory=list)
-    trace: list[tuple[str, str, int, int]] = field(default_factory=list, repr=False)
+    peak_at: int | None = None
+    trace: list[tuple[str, str | None, int, int]] = field(default_factory=list, repr=False)
 
     @property
     def net(self) -> int:
         return self.allocated - self.freed
 
+    @property
+    def events(self) -> list[tuple[str, int]]:
+        return [(op, nbytes) for op, _, _, nbytes in self.trace]
+
     def table(self) -> Table:
         """One row per allocation (+bytes) and free (-bytes), in order, with the op responsible."""
-        return Table(["op", "bytes"], [list(e) for e in self.events],
-                     title=f"memory events on {self.device} ({self.source})")
+        return Table(["op", "bytes"], self.events, title=f"memory events on {self.device}")
 
-    def __str__(self) -> str:
+    def __repr__(self) -> str:
         extra = f", requested={self.requested:,}" if self.requested is not None else ""
         return (f"{self.device}: allocated={self.allocated:,} B, freed={self.freed:,} B, "
-                f"peak={self.peak:,} B, net={self.net:,} B{extra}  [{self.source}]")
-
-    __repr__ = __str__
+                f"peak={self.peak:,} B, net={self.net:,} B{extra}")
 
 
-# Lines the profiler's C++ layer writes straight to stderr: one when it starts and
-# stops, one for a free it cannot match ("Memory block of unknown size was
-# allocated before the profiling started..."), and, from a CUDA build of torch on
-# a machine without a GPU, one as it probes for GPUs ("ERROR:...
-# DeviceProperties.cpp:56] gpuGetDeviceCount failed with code 35"). In a notebook
-# they would land in the cell output, so we drop them, and only them.
+class Allocation(NamedTuple):
+    op: str
+    root: str | None
+    nbytes: int
+    start: int
+    end: int | None
+
+
+def allocation_lifetimes(report: MemoryReport) -> list[Allocation]:
+    """Every allocation in a CPU :func:`measure` report's ``trace``, in order, as an ``Allocation(op, root,
+    nbytes, start, end)``: ``start`` and ``end`` index it and its free there (``end`` None: alive at the
+    end of the block). ValueError for a CUDA report, which has no trace. Used by model_clone_cost.
+
+    >>> x = torch.ones(100)
+    >>> with measure() as m:
+    ...     c = x.clone(); y = c + c; del c
+    >>> [(a.root, a.nbytes, a.start, a.end) for a in allocation_lifetimes(m)]
+    [('aten::clone', 400, 0, 2), ('aten::add', 400, 1, None)]
+    """
+    if report.device != "cpu":
+        raise ValueError(f"report must come from measure() on the CPU, got one from {report.device}")
+    lives, holder = [], {}  # holder: address -> index in lives of the allocation that holds it now
+    for i, (op, root, address, nbytes) in enumerate(report.trace):
+        if nbytes > 0:
+            holder[address] = len(lives)
+            lives.append(Allocation(op, root, nbytes, i, None))
+        else:  # every free in a trace has its allocation there
+            k = holder.pop(address)
+            lives[k] = lives[k]._replace(end=i)
+    return lives
+
+
+# Lines the profiler's C++ layer writes to stderr, which a notebook would show: as it starts and stops, for
+# a free it cannot match, from a CUDA build on a machine without a GPU, and torch 2.3's "Warm Up" stage.
 _PROFILER_NOISE = ("profiler_start", "profiler_stop", "Memory block of unknown size",
-                   "gpuGetDeviceCount failed",              # a CUDA build on a machine without a GPU
-                   "ActivityProfilerController.cpp")        # torch 2.3: "STAGE:... Completed Stage: Warm Up"
-
-
-def _drop_profiler_noise(text: str) -> str:
-    """``text`` without the lines of ``_PROFILER_NOISE``; every other line is kept."""
-    return "".join(line for line in text.splitlines(keepends=True)
-                   if not any(noise in line for noise in _PROFILER_NOISE))
+                   "gpuGetDeviceCount failed", "ActivityProfilerController.cpp")
 
 
 @contextlib.contextmanager
 def _filtered_stderr():
-    """Capture file descriptor 2, then pass on everything but the profiler's own lines."""
-    import tempfile
-
+    """Capture file descriptor 2, then pass on every line but the profiler's own."""
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile(mode="w+b") as capture:
@@ -121,54 +112,23 @@ def _filtered_stderr():
             os.dup2(saved, 2)
             os.close(saved)
             capture.seek(0)
-            kept = _drop_profiler_noise(capture.read().decode(errors="replace"))
-            if kept:
-                sys.stderr.write(kept)
+            lines = capture.read().decode(errors="replace").splitlines(keepends=True)
+            sys.stderr.write("".join(line for line in lines if not any(n in line for n in _PROFILER_NOISE)))
 
 
-def _allocation_events(profiler) -> list[tuple[str, str, int, int]]:
-    """(op, root op, ptr, signed bytes) for every CPU allocation event, in time order.
-
-    ``op`` is the op that allocated or freed; ``root`` the outermost op above it
-    (the one called from Python, or ``autograd::engine...`` during backward).
-    """
-    from torch._C._profiler import _EventType
-
-    found = []
-
-    def walk(nodes, op, root):
-        for node in nodes:
-            if node.tag == _EventType.Allocation:
-                fields = node.extra_fields
-                if fields.device.type == "cpu":
-                    found.append((node.start_time_ns, op, root, fields.ptr, fields.alloc_size))
-            else:
-                walk(node.children, node.name, root or node.name)
-
-    walk(profiler.profiler.kineto_results.experimental_event_tree(), "(python)", None)
-    return [event[1:] for event in sorted(found, key=lambda e: e[0])]
-
-
-# The measure() blocks now open, outermost first. PyTorch runs one profiler at a
-# time, so only the innermost CPU block's profiler runs: a block that opens inside
-# another pauses the outer one's profiler, and when it ends, it hands its events
-# to the outer block and restarts the outer one's profiler. On CUDA an inner
-# block resets the peak statistic, so it first saves the peak so far for the
-# blocks around it.
+# The open measure() blocks, outermost first. PyTorch runs one profiler at a time: an inner CPU block pauses
+# the outer one's, then hands it its events and restarts it. On CUDA an inner block resets the peak
+# statistic, so it first saves the peak so far for the blocks around it.
 _open: list[measure] = []
 
 
 class measure:
-    """Context manager: exact bytes allocated, freed and at peak inside the block.
+    """Context manager: the exact bytes allocated, freed and at peak in the block, as a :class:`MemoryReport`.
 
-    ``device`` is ``"cpu"`` (default) or ``"cuda"``. The report is filled in
-    when the block ends. See the module docstring for how each device counts.
-    ``net`` is allocated - freed. On CPU, frees of memory allocated before the
-    block are ignored: deleting an older tensor inside the block lowers
-    neither ``freed`` nor ``net``. Blocks can be nested (``train`` and
-    ``model_clone_cost`` use one inside): each reports its own window.
+    ``device``: ``"cpu"`` or ``"cuda"`` (ValueError otherwise, or without a GPU). Blocks can nest, each
+    counting its own window. On CPU, frees of memory allocated before the block are ignored: deleting
+    an older tensor inside the block lowers neither ``freed`` nor ``net``.
 
-    >>> import torch
     >>> x = torch.ones(256)
     >>> with measure() as m:
     ...     y = x * 2      # 1024 B for y, plus 8 + 4 B while the scalar 2 becomes a tensor
@@ -178,175 +138,124 @@ class measure:
     """
 
     def __init__(self, device: Any = "cpu"):
-        import torch
-
-        try:
-            self.device = torch.device(device)
-        except (RuntimeError, TypeError):
-            raise ValueError(f"device must be 'cpu' or 'cuda' (or a torch.device), got {device!r}") from None
+        self.device = torch.device(device)
         if self.device.type not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError("device='cuda' needs a CUDA GPU, and torch.cuda.is_available() is False here")
-        self.report = MemoryReport(
-            device=str(self.device),
-            source="torch.profiler memory events" if self.device.type == "cpu"
-            else "CUDA caching allocator statistics",
-        )
-        self._profiler = None
-        self._events: list[tuple[str, str, int, int]] = []  # CPU: (op, root op, ptr, signed bytes)
-        self._start: dict[str, int] = {}
+        if self.device.type == "cuda" and self.device.index is None:  # "cuda": the current GPU
+            self.device = torch.device("cuda", torch.cuda.current_device())
+        self.report = MemoryReport(device=str(self.device))
+        self._events: list[tuple[str, str | None, int, int]] = []  # CPU: unmatched frees included
         self._peak_seen = 0  # CUDA: the peak statistic before an inner block reset it
-        if self.device.type == "cuda":  # which GPU's statistics: "cuda" means the current one
-            self._gpu = self.device.index if self.device.index is not None else torch.cuda.current_device()
 
     def __enter__(self) -> MemoryReport:
-        import torch
-
         if self.device.type == "cpu":
             self._stderr = _filtered_stderr()
             self._stderr.__enter__()  # until __exit__: the block's frees can log lines too
-            outer = self._outer()
-            if outer is not None:
-                outer._pause()
+            self._around = next((block for block in reversed(_open) if block.device == self.device), None)
+            if self._around is not None:
+                self._around._pause()
             _open.append(self)
-            self._events = []
             self._resume()
         else:
             torch.cuda.synchronize(self.device)
             for block in _open:
-                if block.device.type == "cuda" and block._gpu == self._gpu:
+                if block.device == self.device:
                     block._peak_seen = max(block._peak_seen, torch.cuda.max_memory_allocated(self.device))
             _open.append(self)
             torch.cuda.reset_peak_memory_stats(self.device)
             self._start = torch.cuda.memory_stats(self.device)
         return self.report
 
-    def _outer(self) -> measure | None:
-        """The innermost open block on the same device, around this one."""
-        return next((block for block in reversed(_open) if block.device == self.device), None)
-
     def _resume(self) -> None:
-        from torch.profiler import ProfilerActivity, profile
-
-        self._profiler = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+        # torch.autograd.profiler.profile, the profiler that torch.profiler.profile wraps: the wrapper's first start
+        # imports torch._inductor (more than a second) for a CUDA-graph setting the CPU does not use
+        self._profiler = torch.autograd.profiler.profile(use_cpu=True, profile_memory=True, use_kineto=True)
         self._profiler.__enter__()
 
     def _pause(self) -> None:
+        """Stop this block's profiler; keep its CPU allocation events as (op, root op, address, signed bytes)."""
         self._profiler.__exit__(None, None, None)
-        self._events += _allocation_events(self._profiler)
+        found = []
+
+        def walk(nodes, op, root):
+            for node in nodes:
+                if node.tag != _EventType.Allocation:
+                    walk(node.children, node.name, root or node.name)
+                elif node.extra_fields.device.type == "cpu":
+                    found.append((node.start_time_ns, op, root, node.extra_fields.ptr, node.extra_fields.alloc_size))
+
+        walk(self._profiler.kineto_results.experimental_event_tree(), "(python)", None)
+        self._events += [event[1:] for event in sorted(found, key=lambda e: e[0])]
 
     def __exit__(self, *exc) -> None:
-        import torch
-
         r = self.report
         _open.remove(self)
-        if self.device.type == "cpu":
-            try:
-                self._pause()
-                outer = self._outer()
-                if outer is not None:
-                    outer._events += self._events
-                    outer._resume()
-            finally:
-                self._stderr.__exit__(None, None, None)
-            live: dict[int, int] = {}  # ptr -> bytes, for blocks allocated inside the block
-            current = 0
-            for op, root, ptr, nbytes in self._events:
-                if nbytes > 0:
-                    live[ptr] = nbytes
-                elif ptr in live:  # a free we can match to an allocation we saw
-                    nbytes = -live.pop(ptr)
-                else:
-                    continue
-                r.events.append((op, nbytes))
-                r.trace.append((op, root, ptr, nbytes))
-                current += nbytes
-                r.allocated += max(nbytes, 0)
-                r.freed += max(-nbytes, 0)
-                r.peak = max(r.peak, current)
-        else:
+        if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-            end = torch.cuda.memory_stats(self.device)
-            r.allocated = end["allocated_bytes.all.allocated"] - self._start["allocated_bytes.all.allocated"]
-            r.freed = end["allocated_bytes.all.freed"] - self._start["allocated_bytes.all.freed"]
-            r.requested = end["requested_bytes.all.allocated"] - self._start["requested_bytes.all.allocated"]
-            peak = max(end["allocated_bytes.all.peak"], self._peak_seen)
-            r.peak = peak - self._start["allocated_bytes.all.current"]
+            end, start = torch.cuda.memory_stats(self.device), self._start
+            r.allocated = end["allocated_bytes.all.allocated"] - start["allocated_bytes.all.allocated"]
+            r.freed = end["allocated_bytes.all.freed"] - start["allocated_bytes.all.freed"]
+            r.requested = end["requested_bytes.all.allocated"] - start["requested_bytes.all.allocated"]
+            r.peak = max(end["allocated_bytes.all.peak"], self._peak_seen) - start["allocated_bytes.all.current"]
+            return
+        try:
+            self._pause()
+            if self._around is not None:
+                self._around._events += self._events
+                self._around._resume()
+        finally:
+            self._stderr.__exit__(None, None, None)
+        live: dict[int, int] = {}  # address -> bytes, for what was allocated inside the block
+        current = 0
+        for op, root, address, nbytes in self._events:
+            if nbytes > 0:
+                live[address] = nbytes
+            elif address in live:  # a free we can match to an allocation we saw
+                nbytes = -live.pop(address)
+            else:
+                continue
+            r.trace.append((op, root, address, nbytes))
+            current += nbytes
+            r.allocated += max(nbytes, 0)
+            r.freed += max(-nbytes, 0)
+            if current > r.peak:
+                r.peak, r.peak_at = current, len(r.trace) - 1
 
 
-@dataclass
-class SavedReport:
-    """What autograd saved for backward while a function ran.
+class SavedReport(Table):
+    """The tensors autograd saved, a row each (``tensors``: as dicts), ``nbytes`` of their distinct storages
+    (each counted once), and ``result``, what the function returned."""
 
-    ``tensors``: one entry per saved tensor (as autograd packed it);
-    ``nbytes``: bytes of the distinct storages behind them, each counted once;
-    ``result``: what the function returned.
-    """
-
-    result: Any
-    tensors: list[dict[str, Any]]
-    nbytes: int
-
-    def table(self) -> Table:
-        cols = ["shape", "dtype", "tensor_bytes", "storage_bytes", "storage"]
-        return Table(cols, [[t[c] for c in cols] for t in self.tensors],
-                     title=f"{len(self.tensors)} saved tensors, {self.nbytes:,} bytes in distinct storages")
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    __repr__ = __str__
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
+    def __init__(self, result: Any, rows: list[list[Any]], nbytes: int):
+        super().__init__(["shape", "dtype", "tensor_bytes", "storage_bytes", "storage"], rows,
+                         title=f"{len(rows)} saved tensors, {nbytes:,} bytes in distinct storages")
+        self.result, self.nbytes, self.tensors = result, nbytes, self.records()
 
 
 def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
-    """Run ``fn(*args, **kwargs)`` and count what autograd saves for backward.
+    """Run ``fn(*args, **kwargs)`` and count what autograd saves for backward, with a pack hook (notebook 07).
 
-    Uses ``torch.autograd.graph.saved_tensors_hooks``: autograd calls our pack
-    hook for every tensor it keeps. We record it and hand it back unchanged, so
-    the values are not altered. Storages are counted once each, since two saved
-    tensors on one storage keep one buffer alive.
+    Not counted: Python numbers an op wraps as 0-d tensors (the ``2`` in ``x * 2``). Autograd skips its
+    in-place check for tensors packed by hooks: use this to count, not to test in-place safety (05).
 
-    Two things to know. Python numbers that an op wraps as 0-d tensors (the
-    ``2`` in ``x * 2``) are saved without passing through the hooks, so they
-    are not counted. And autograd skips its in-place version check for tensors
-    packed by hooks: a graph built inside this function will not raise the
-    "modified by an inplace operation" error. Use it to count, not to test
-    in-place safety.
-
-    >>> import torch
     >>> x = torch.randn(100, requires_grad=True)
     >>> saved_for_backward(torch.sigmoid, x).nbytes   # sigmoid keeps its output
     400
     >>> saved_for_backward(lambda t: t + 1, x).nbytes  # add keeps nothing
     0
     """
-    import torch
-
-    if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-    entries: list[dict[str, Any]] = []
-    keys: dict[int, str] = {}
+    rows, keys = [], {}
 
     def pack(t):
-        key = storage_key(t)
-        label = keys.setdefault(key, f"s{len(keys)}")
-        entries.append({
-            "shape": tuple(t.shape),
-            "dtype": str(t.dtype).replace("torch.", ""),
-            "tensor_bytes": t.numel() * t.element_size(),
-            "storage_bytes": t.untyped_storage().nbytes(),
-            "storage": label,
-        })
+        rows.append([tuple(t.shape), str(t.dtype).replace("torch.", ""), t.numel() * t.element_size(),
+                     t.untyped_storage().nbytes(), keys.setdefault(storage_key(t), f"s{len(keys)}")])
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         result = fn(*args, **kwargs)
-    distinct = {e["storage"]: e["storage_bytes"] for e in entries}
-    return SavedReport(result=result, tensors=entries, nbytes=sum(distinct.values()))
+    return SavedReport(result, rows, sum({label: nbytes for *_, nbytes, label in rows}.values()))
 
 
 def saved_by_node(output) -> Table:
@@ -364,63 +273,29 @@ def saved_by_node(output) -> Table:
     >>> [(r["node"], r["saved"]) for r in t]
     [('ReluBackward0', 'result'), ('MulBackward0', 'other'), ('AccumulateGrad', '(nothing)')]
     """
-    import torch
-
-    require_tensor(output, "output")
-    if output.grad_fn is None:
-        raise ValueError("output has no grad_fn: it is a leaf, or was computed without requires_grad or under no_grad")
-    rows, seen, stack = [], set(), [output.grad_fn]
-    while stack:  # depth-first from the output, each node once
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        name = type(node).__name__
-        found = False
-        for attr in sorted(a for a in dir(node) if a.startswith("_saved_")):
-            saved = attr[len("_saved_"):]
-            try:
-                value = getattr(node, attr)
-            except RuntimeError:  # freed by backward()
-                rows.append([name, saved, "freed", "-", "-"])
-                found = True
-                continue
-            if isinstance(value, (tuple, list)):  # e.g. the indices of x[idx]
-                tensors = [(f"{saved}[{i}]", v) for i, v in enumerate(value) if isinstance(v, torch.Tensor)]
-            else:
-                tensors = [(saved, value)] if isinstance(value, torch.Tensor) else []
-            for label, t in tensors:
-                rows.append([name, label, tuple(t.shape), str(t.dtype).replace("torch.", ""),
-                             t.numel() * t.element_size()])
-                found = True
-        if not found:
-            rows.append([name, "(nothing)", "-", "-", 0])
-        stack.extend(reversed([f for f, _ in node.next_functions]))
+    rows = []
+    for node in backward_nodes(output):  # depth-first from the output, each node once
+        name, saved = type(node).__name__, saved_tensors(node)
+        rows += [[name, label, "freed", "-", "-"] if t is None else
+                 [name, label, tuple(t.shape), str(t.dtype).replace("torch.", ""), t.numel() * t.element_size()]
+                 for label, t in saved] or [[name, "(nothing)", "-", "-", 0]]
     return Table(["node", "saved", "shape", "dtype", "bytes"], rows)
 
 
 def rss_line_profile(func: Callable[..., Any], *args, **kwargs) -> str:
-    """memory_profiler's line-by-line RSS report of ``func(*args, **kwargs)``, as text.
+    """memory_profiler's line-by-line RSS report of ``func(*args, **kwargs)``, as text (notebook 07).
 
-    This is what ``@profile`` printed in the original blog post. memory_profiler
-    reads the source of ``func`` from its file, so ``func`` must live in a file
-    (``clonelab.workloads`` holds the post's functions), not in a notebook cell.
+    ``func`` must be defined in a file (``clonelab.workloads``), not a notebook cell: ValueError.
 
     >>> from clonelab.workloads import clone_tensor
-    >>> report = rss_line_profile(clone_tensor)
-    >>> "b = a.clone()" in report
+    >>> "b = a.clone()" in rss_line_profile(clone_tensor)
     True
     """
-    import inspect as _inspect
+    import inspect
 
     from memory_profiler import LineProfiler, show_results
 
-    if not callable(func):
-        raise TypeError(f"func must be callable, got {type(func).__name__}")
-    try:
-        path = _inspect.getsourcefile(func)
-    except TypeError:
-        path = None
+    path = inspect.getsourcefile(func)  # TypeError for what is not a function
     if path is None or not os.path.exists(path):
         raise ValueError(f"func must be defined in a file; {getattr(func, '__name__', func)!r} has no source file "
                          "(functions typed into a notebook cell cannot be profiled line by line)")
@@ -429,8 +304,7 @@ def rss_line_profile(func: Callable[..., Any], *args, **kwargs) -> str:
     out = io.StringIO()
     show_results(profiler, stream=out)
     # Show the file relative to the package, not this machine's absolute path.
-    short = os.path.join("clonelab", os.path.relpath(path, os.path.dirname(__file__)))
-    return out.getvalue().replace(path, short)
+    return out.getvalue().replace(path, os.path.join("clonelab", os.path.relpath(path, os.path.dirname(__file__))))
 
 
 # One row of memory_profiler's report: line number, Mem usage, Increment, Occurrences, source.
@@ -438,25 +312,12 @@ _RSS_ROW = re.compile(r"^\s*\d+\s+(-?[\d.]+) MiB\s+(-?[\d.]+) MiB\s+\d+\s+(.*?)\
 
 
 def rss_increments(report: str) -> list[tuple[str, float]]:
-    """The rows of a :func:`rss_line_profile` report as ``(source line, Increment in MiB)``.
+    """The rows of a :func:`rss_line_profile` report that ran, but the ``def`` line (whose "increment" is
+    the whole RSS), as ``(source line, Increment in MiB)``.
 
-    The report's first row (the ``def`` line) is left out: its "increment" is
-    the whole process's RSS when the function starts, not a change. Lines that
-    did not run (the docstring) have no increment and are left out too.
-
-    >>> report = '''
-    ... Line #    Mem usage    Increment  Occurrences   Line Contents
-    ... =============================================================
-    ...     20    245.1 MiB    245.1 MiB           1   def clone_tensor():
-    ...     21                                             # a comment
-    ...     22    245.1 MiB      0.0 MiB           1       a = torch.tensor([1.0])
-    ...     24    246.0 MiB      0.9 MiB           1       b = a.clone()
-    ... '''
-    >>> rss_increments(report)
-    [('a = torch.tensor([1.0])', 0.0), ('b = a.clone()', 0.9)]
+    >>> rss_increments("  20   245.1 MiB   245.1 MiB   1   def f():\\n  24   246.0 MiB   0.9 MiB   1   b = a.clone()")
+    [('b = a.clone()', 0.9)]
     """
-    if not isinstance(report, str):
-        raise TypeError(f"report must be the text that rss_line_profile returns, got {type(report).__name__}")
     rows = [m.groups() for m in map(_RSS_ROW.match, report.splitlines()) if m]
     return [(code, float(increment)) for _, increment, code in rows if not code.startswith("def ")]
 

@@ -1,10 +1,10 @@
 """Exercise checks: ``check(exercise_id, answer)``.
 
-Each notebook's exercises live in a module of this package (``nb01``,
-``nb02`` ...) and register themselves with :func:`exercise`. A check accepts
-every correct answer, answers a wrong one with a hint, and never shows the
-solution. It prints its verdict and returns a :class:`Verdict`, which is
-truthy when the answer is right, so a solution cell can ``assert`` it.
+An exercise is an :class:`Exercise`: an id, a ``parse`` that reads the answer into one comparable form, and
+either a ``truth`` (the right answer, computed by running PyTorch) with hints keyed by the common wrong
+answers (``values.py``), or a ``judge`` that runs an answer which is code (``functions.py``). A check accepts
+every correct answer, answers a wrong one with a hint, and never shows the solution. It prints its verdict and
+returns a :class:`Verdict`, which is truthy when the answer is right, so a solution cell can ``assert`` it.
 
 >>> from clonelab import check
 >>> bool(check("demo.1", 4))
@@ -18,54 +18,59 @@ False
 from __future__ import annotations
 
 import importlib
-import pkgutil
-from dataclasses import dataclass
+import numbers as _numbers
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-# exercise id -> (validator, hint). A validator returns True, False, or a string:
-# a more specific hint for this particular wrong answer.
-_REGISTRY: dict[str, tuple[Callable[[Any], bool | str], str]] = {}
-_loaded = False
+
+class Unreadable(Exception):
+    """The answer is not of the form the exercise asks for; the message (if any) says what is wrong with it."""
 
 
-def exercise(exercise_id: str, hint: str):
-    """Register ``validator(answer)`` under ``exercise_id`` (used by the ``nbNN`` modules).
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise. ``parse`` reads an answer into one comparable form or raises :class:`Unreadable`. Then
+    ``judge`` runs an answer that is code; or the answer is compared with ``truth()`` (run once per session), and
+    a wrong one gets the hint that ``wrong(truth)`` keys by it: by the whole answer, by an option picked or left
+    out wrongly (a set of options), or by a part name or (part, value) pair (named parts); else a count of the
+    wrong options or parts, or ``hint``."""
 
-    >>> @exercise("demo.2", hint="an even number")
-    ... def _(answer):
-    ...     return isinstance(answer, int) and answer % 2 == 0
-    """
-    def register(validator: Callable[[Any], bool | str]):
-        if exercise_id in _REGISTRY:
-            raise ValueError(f"exercise_id {exercise_id!r} is registered twice")
-        _REGISTRY[exercise_id] = (validator, hint)
-        return validator
-    return register
-
-
-@exercise("demo.1", hint="2 + 2")
-def _demo(answer):
-    return answer == 4 and not isinstance(answer, bool)
+    id: str
+    hint: str                                   # for a wrong answer without a hint of its own
+    form: str                                   # what an answer looks like: "answer with <form>"
+    parse: Callable[[Any], Any]
+    truth: Callable[[], Any] | None = None
+    wrong: Callable[[Any], Mapping] = field(default=lambda truth: {})
+    judge: Callable[[Any], bool | str] | None = None   # instead of truth: runs an answer that is code
 
 
-def letters(answer: Any, allowed: str) -> set[str] | None:
-    """Read a multiple-choice answer ("A, C", "ac", {"A", "C"}, ["a"]) as a set of capital letters.
+_REGISTRY: dict[str, Exercise] = {}
+_TRUTHS: dict[str, Any] = {}
+_MODULES = ("values", "functions")
 
-    Returns None for anything else, or for a letter outside ``allowed``.
 
-    >>> sorted(letters("a, c", "ABCD")), letters("AZ", "ABCD")
-    (['A', 'C'], None)
-    """
-    if isinstance(answer, str):
-        items = [c for c in answer if not c.isspace() and c not in ",;"]
-    elif isinstance(answer, (set, frozenset, list, tuple)):
-        items = list(answer)
-    else:
-        return None
-    if not all(isinstance(i, str) and len(i.strip()) == 1 for i in items):
-        return None
-    found = {i.strip().upper() for i in items}
-    return found if found <= set(allowed.upper()) else None
+def register(*exercises: Exercise) -> None:
+    """Add exercises to the registry (the ``values`` and ``functions`` modules do); an id may appear once."""
+    for ex in exercises:
+        if ex.id in _REGISTRY:
+            raise ValueError(f"exercise_id {ex.id!r} is registered twice")
+        _REGISTRY[ex.id] = ex
+
+
+def _load_all() -> None:
+    for name in _MODULES:
+        importlib.import_module(f"{__name__}.{name}")
+
+
+def exercise_ids() -> list[str]:
+    """Every registered exercise id."""
+    _load_all()
+    return sorted(_REGISTRY)
+
+
+# --- answer parsers: each returns the answer in one comparable form or raises Unreadable --------------------
 
 
 def number(value: Any) -> float | None:
@@ -74,11 +79,9 @@ def number(value: Any) -> float | None:
     >>> number(3), number(2.5), number(True), number("3")
     (3.0, 2.5, None, None)
     """
-    import numbers
-
     if isinstance(value, bool):
         return None
-    if isinstance(value, numbers.Real):
+    if isinstance(value, _numbers.Real):
         return float(value)
     if type(value).__module__.startswith("torch") and hasattr(value, "numel"):
         if value.numel() == 1 and not value.is_complex() and str(value.dtype) != "torch.bool":
@@ -96,18 +99,110 @@ def whole_number(value: Any) -> int | None:
     return int(found) if found is not None and found.is_integer() else None
 
 
-def _load_all() -> None:
-    global _loaded
-    if not _loaded:
-        for info in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{info.name}")
-        _loaded = True
+def whole(answer: Any) -> int:
+    """Parser: one whole number."""
+    if (found := whole_number(answer)) is None:
+        raise Unreadable
+    return found
 
 
-def exercise_ids() -> list[str]:
-    """Every registered exercise id."""
-    _load_all()
-    return sorted(_REGISTRY)
+def numbers(n: int | None = None, *, integral: bool = False, names: tuple[str, ...] = ()) -> Callable:
+    """Parser: n numbers (any count for None) from a list, tuple, tensor or array, as a tuple; with ``names``,
+    a dict by name (from a sequence in that order, or a dict with those keys).
+
+    >>> numbers(2, integral=True, names=("a", "b"))([3.0, 4])
+    {'a': 3, 'b': 4}
+    """
+    def parse(answer):
+        if isinstance(answer, Mapping) and names and set(answer) == set(names):
+            answer = [answer[k] for k in names]
+        elif hasattr(answer, "tolist") and not isinstance(answer, (str, bytes)):   # tensors, NumPy arrays
+            answer = answer.flatten().tolist() if hasattr(answer, "flatten") else answer.tolist()
+        if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
+            raise Unreadable
+        values = [(whole_number if integral else number)(v) for v in answer]
+        if len(values) != (len(names) or n or len(values)) or any(v is None for v in values):
+            raise Unreadable
+        return dict(zip(names, values)) if names else tuple(values)
+    return parse
+
+
+def _key(text: str) -> str:
+    """Labels compare without spaces, case or surrounding brackets: "(B)" is "b", "x[:,::2]" is "x[:, ::2]"."""
+    text = "".join(text.split()).casefold()
+    return text[1:-1] if re.fullmatch(r"\(.*\)", text) else text
+
+
+def _label(item: Any, options: Iterable[str] | Callable[[], Iterable[str]]) -> str:
+    by_key = {_key(o): o for o in (options() if callable(options) else options)}
+    if not isinstance(item, str) or _key(item) not in by_key:
+        raise Unreadable(f"{item!r} is not one of the options: {', '.join(by_key.values())}")
+    return by_key[_key(item)]
+
+
+def choices(options: Iterable[str]) -> Callable:
+    """Parser: a set of options (a set, list or tuple of labels; with one-letter options also a string "A, C").
+
+    >>> sorted(choices("ABCD")("a, c")), sorted(choices(["relu", "exp"])({" Exp"}))
+    (['A', 'C'], ['exp'])
+    """
+    def parse(answer):
+        if isinstance(answer, str) and all(len(o) == 1 for o in options):
+            answer = [c for c in answer if c not in " ,;()"]
+        if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
+            raise Unreadable
+        return frozenset(_label(item, options) for item in answer)
+    return parse
+
+
+def one_of(options: Iterable[str] | Callable[[], Iterable[str]]) -> Callable:
+    """Parser: one option, by its label."""
+    return lambda answer: _label(answer, options)
+
+
+def outcomes(keys: Iterable[str], values: Iterable[str]) -> Callable:
+    """Parser: a dict with exactly ``keys``, each mapped to one of ``values``."""
+    keys, values = list(keys), list(values)
+
+    def parse(answer):
+        if not isinstance(answer, Mapping):
+            raise Unreadable
+        given = {_label(k, keys): v for k, v in answer.items()}
+        if len(given) != len(keys) or len(answer) != len(keys):
+            raise Unreadable(f"the keys should be exactly {keys}")
+        bad = [k for k, v in given.items() if not isinstance(v, str) or _key(v) not in map(_key, values)]
+        if bad:
+            raise Unreadable(f"every value should be one of {values} (check {', '.join(bad)})")
+        return {k: _label(v, values) for k, v in given.items()}
+    return parse
+
+
+def node_counts(answer: Any) -> tuple[tuple[str, int], ...]:
+    """Parser: a dict {autograd node class name: a whole number}, zeros left out, as sorted pairs.
+
+    >>> node_counts({"MulBackward0": 1, "AddBackward0": 0})
+    (('MulBackward0', 1),)
+    """
+    if not isinstance(answer, Mapping) or not all(isinstance(k, str) for k in answer):
+        raise Unreadable
+    counts = {k.strip(): whole_number(v) for k, v in answer.items()}
+    if any(v is None for v in counts.values()):
+        raise Unreadable
+    if any(not re.fullmatch(r"\w+Backward\d*|AccumulateGrad", k) for k in counts):
+        raise Unreadable("use the class names that graph_nodes prints, such as MulBackward0")
+    return tuple(sorted((k, v) for k, v in counts.items() if v))
+
+
+def function(answer: Any) -> Callable:
+    """Parser: a function (the function itself, not a call of it, and not a model)."""
+    import torch
+
+    if not callable(answer) or isinstance(answer, torch.nn.Module):
+        raise Unreadable
+    return answer
+
+
+# --- check ------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -130,7 +225,7 @@ class Verdict:
 
 
 def _is_stub(answer: Any) -> bool:
-    """A function whose body is still the template's ``...`` (read from its source; False when there is none)."""
+    """A function whose body is still the template's ``...`` or ``return ...`` (read from its source)."""
     import ast
     import inspect
     import textwrap
@@ -147,28 +242,54 @@ def _is_stub(answer: Any) -> bool:
     body = tree.body[0].body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0].value, "value", None), str):
         body = body[1:]  # a docstring
-    return bool(body) and all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and s.value.value is ...
-                              for s in body)
+    return bool(body) and all(isinstance(s, (ast.Expr, ast.Return)) and isinstance(s.value, ast.Constant)
+                              and s.value.value is ... for s in body)
 
 
 def _unanswered(answer: Any) -> bool:
-    """The template as handed out: ``...`` itself, a dict, list, tuple or set still holding one, or a function
-    whose body is still ``...``."""
-    if answer is ... or _is_stub(answer):
+    """The template as handed out: None, ``...`` (or the string "..."), a dict, list, tuple or set still
+    holding a ``...``, or a function whose body is still ``...``."""
+    if answer is None or answer is ... or (isinstance(answer, str) and answer.strip() == "...") or _is_stub(answer):
         return True
     if isinstance(answer, dict):
         return any(v is ... for v in answer.values())
-    if isinstance(answer, (list, tuple, set, frozenset)):
-        return any(v is ... for v in answer)
+    return isinstance(answer, (list, tuple, set, frozenset)) and any(v is ... for v in answer)
+
+
+def _compare(ex: Exercise, given: Any) -> bool | str:
+    """True, or the hint for a wrong answer: its own, the one for a wrong option or part, or a count."""
+    if ex.id not in _TRUTHS:
+        import torch
+
+        torch.manual_seed(0)   # inside check's fork_rng: a truth that draws random tensors is the same every time
+        _TRUTHS[ex.id] = ex.truth()
+    truth = _TRUTHS[ex.id]
+    if given == truth:
+        return True
+    wrong = ex.wrong(truth)
+    if isinstance(given, (int, float, str, tuple, frozenset)) and given in wrong:
+        return wrong[given]
+    if isinstance(truth, frozenset):
+        off = given ^ truth
+        hint = next((h for k, h in wrong.items() if k in off), None)
+        extra, missing = len(given - truth), len(truth - given)
+        return hint or " and ".join(
+            ([f"{extra} of your choices {'does' if extra == 1 else 'do'} not belong"] if extra else [])
+            + ([f"{missing} {'is' if missing == 1 else 'are'} missing"] if missing else [])) + f"; {ex.hint}"
+    if isinstance(truth, dict):
+        bad = [k for k in truth if given[k] != truth[k]]
+        hint = next((wrong.get((k, given[k]), wrong.get(k)) for k in bad if (k, given[k]) in wrong or k in wrong),
+                    None)
+        return hint or f"{len(bad)} of the {len(truth)} {'is' if len(bad) == 1 else 'are'} not right yet; {ex.hint}"
     return False
 
 
 def check(exercise_id: str, answer: Any) -> Verdict:
     """Check ``answer`` for ``exercise_id``; print ✓ or a hint; return a truthy/falsy Verdict.
 
-    An answer left as ``...`` (or a dict, list or tuple still holding a ``...``, or
-    a function whose body is still ``...``) gets a reminder, not an error. A validator that
-    fails on an odd answer (wrong type, wrong shape) counts as "not yet".
+    An answer left as in the template (``...``, None, a dict, list or tuple still holding a ``...``, or a
+    function whose body is still ``...``) gets a reminder, not an error. An answer that makes the check fail
+    (wrong type, wrong shape) counts as "not yet". The check leaves the random number generator as it was.
 
     >>> check("demo.1", ...).passed
     … demo.1: no answer yet. Replace each ... with your answer.
@@ -179,20 +300,31 @@ def check(exercise_id: str, answer: Any) -> Verdict:
     _load_all()
     if exercise_id not in _REGISTRY:
         raise ValueError(f"unknown exercise_id {exercise_id!r}; known ids: {', '.join(sorted(_REGISTRY))}")
-    validator, hint = _REGISTRY[exercise_id]
+    ex = _REGISTRY[exercise_id]
     if _unanswered(answer):
         message = f"… {exercise_id}: no answer yet. Replace each ... with your answer."
-        print(message)
-        return Verdict(exercise_id, False, message)
-    try:
-        outcome = validator(answer)
-    except Exception as err:  # an answer of the wrong kind is wrong, not a crash
-        outcome = f"{hint} (your answer raised {type(err).__name__}: {err})"
-    if outcome is True:
+    elif (outcome := _outcome(ex, answer)) is True:
         message = f"✓ {exercise_id}: correct."
     else:
-        specific = outcome if isinstance(outcome, str) else hint
+        specific = outcome if isinstance(outcome, str) and outcome else ex.hint
         end = "" if specific.endswith((".", "?", "!")) else "."   # a hint that asks a question keeps its "?"
         message = f"✗ {exercise_id}: not yet. Hint: {specific}{end}"
     print(message)
-    return Verdict(exercise_id, outcome is True, message)
+    return Verdict(exercise_id, message.startswith("✓"), message)
+
+
+def _outcome(ex: Exercise, answer: Any) -> bool | str:
+    import torch
+
+    try:
+        with torch.random.fork_rng(devices=[]):   # the exercise's own seeds leave the reader's RNG alone
+            given = ex.parse(answer)
+            return ex.judge(given) if ex.judge else _compare(ex, given)
+    except Unreadable as err:
+        return str(err) or f"answer with {ex.form}"
+    except Exception as err:  # an answer of the wrong kind is wrong, not a crash
+        first = str(err).split(". ")[0]   # the rest of an error message may suggest the fix: leave that out
+        return f"{ex.hint} (your answer raised {type(err).__name__}: {first})"
+
+
+register(Exercise("demo.1", hint="2 + 2", form="a whole number", parse=whole, truth=lambda: 2 + 2))

@@ -1,0 +1,66 @@
+"""Reading an autograd graph: its backward nodes, and what each one saved. Imports nothing from clonelab."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def require_graph(output: Any, argname: str = "output") -> None:
+    """TypeError unless ``output`` is a tensor, ValueError unless it has a ``grad_fn``; both name ``argname``."""
+    import torch
+
+    if not isinstance(output, torch.Tensor):
+        raise TypeError(f"{argname} must be a torch.Tensor made by autograd-tracked ops (e.g. a loss); "
+                        f"got {type(output).__name__}")
+    if output.grad_fn is None:
+        why = ("it is a leaf tensor (you created it; no op made it)" if output.requires_grad else "it does not "
+               "require grad: made under torch.no_grad(), or from tensors without requires_grad=True")
+        raise ValueError(f"{argname} has no grad_fn, so there is no autograd graph: {why}")
+
+
+def backward_nodes(output: Any) -> list:
+    """Every backward node reachable from ``output.grad_fn`` through ``next_functions``, once each (notebook 05).
+
+    Depth-first from the output, a node's inputs in ``next_functions`` order; a leaf that requires grad appears
+    as its ``AccumulateGrad`` node.
+
+    >>> import torch
+    >>> w = torch.ones(3, requires_grad=True)
+    >>> [type(node).__name__ for node in backward_nodes((w * 2).relu())]
+    ['ReluBackward0', 'MulBackward0', 'AccumulateGrad']
+    """
+    require_graph(output)
+    nodes, seen, stack = [], set(), [output.grad_fn]
+    while stack:  # a stack, not recursion: a deep network's graph can be deeper than Python's recursion limit
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            nodes.append(node)
+            stack.extend(reversed([f for f, _ in node.next_functions]))  # reversed: the first input first
+    return nodes
+
+
+def saved_tensors(node: Any) -> list[tuple[str, Any]]:
+    """``(name, tensor)`` for each tensor ``node`` saved for backward (its ``_saved_*`` attributes).
+
+    A tuple gives a pair per tensor (``indices[0]``); a tensor freed by ``backward()`` comes as ``(name, None)``.
+
+    >>> import torch
+    >>> w = torch.ones(3, requires_grad=True)
+    >>> [name for name, _ in saved_tensors((w * w).grad_fn)]
+    ['other', 'self']
+    """
+    import torch
+
+    found = []
+    for name in (a[len("_saved_"):] for a in dir(node) if a.startswith("_saved_")):
+        try:
+            value = getattr(node, "_saved_" + name)
+        except RuntimeError:  # freed by backward()
+            found.append((name, None))
+            continue
+        if isinstance(value, (tuple, list)):
+            found += [(f"{name}[{i}]", v) for i, v in enumerate(value) if isinstance(v, torch.Tensor)]
+        elif isinstance(value, torch.Tensor):
+            found.append((name, value))
+    return found
