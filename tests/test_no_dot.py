@@ -14,10 +14,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 
-from conftest import NOTEBOOKS, notebook_paths
+from conftest import notebook_paths, run_notebook
+
+pytestmark = pytest.mark.notebooks  # runs notebooks 00 and 06 in a kernel without `dot`
 
 GRAPH_CALL = re.compile(r"\b(draw_graph|side_by_side)\(")
 
@@ -41,17 +41,7 @@ def no_dot_env(tmp_path_factory):
 
 
 def run_without_dot(path: Path, env: dict[str, str]):
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
-                            resources={"metadata": {"path": str(NOTEBOOKS)}})
-    try:
-        client.execute(env=env)  # passed on to the kernel manager's start_kernel
-    except CellExecutionError as err:
-        pytest.fail(f"{path.name} failed without `dot`:\n{err}", pytrace=False)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    errors = [i for i, c in enumerate(code) if any(o.output_type == "error" for o in c.outputs)]
-    assert not errors, f"{path.name}: error outputs in code cells {errors} (0-based, code cells only)"
-    return nb
+    return run_notebook(path, env=env)  # the kernel gets this environment: PATH without `dot`
 
 
 def stream_text(cell, name: str = "stdout") -> str:

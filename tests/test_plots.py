@@ -19,11 +19,11 @@ from hypothesis import strategies as st  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from clonelab.plots import (  # noqa: E402
+    _storage_layout,
     format_bytes,
     plot_history,
     plot_memory_comparison,
     plot_storage,
-    storage_layout,
 )
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -48,11 +48,11 @@ def gids(fig: Figure, prefix: str) -> list[str]:
                   if (p.get_gid() or "").startswith(prefix))
 
 
-# ---------------------------------------------------------------- storage_layout
+# ---------------------------------------------------------------- _storage_layout
 
 
 def test_storage_layout_of_the_teaching_example():
-    lay = storage_layout(teaching_example())
+    lay = _storage_layout(teaching_example())
     # a and b are one object; c and d are other objects on a's storage; e has its own
     assert lay.names == {"a": 0, "b": 0, "c": 1, "d": 2, "e": 3}
     assert [o.names for o in lay.objects] == [("a", "b"), ("c",), ("d",), ("e",)]
@@ -69,7 +69,7 @@ def test_storage_layout_of_the_teaching_example():
 
 def test_strided_views_cover_a_strided_subset():
     x = torch.arange(12.0).view(3, 4)
-    lay = storage_layout({"x": x, "xt": x.t(), "col": x[:, 1], "ex": x[0].expand(2, 4)})
+    lay = _storage_layout({"x": x, "xt": x.t(), "col": x[:, 1], "ex": x[0].expand(2, 4)})
     assert len(lay.storages) == 1
     xt, col, ex = lay.objects[1:]
     assert xt.elements == (0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11)
@@ -81,7 +81,7 @@ def test_meta_and_empty_storages_are_told_apart():
     # data_ptr() is 0 for all of these, yet they are four different storages
     m1, m2 = torch.empty(4, device="meta"), torch.empty(4, device="meta")
     z1, z2 = torch.empty(0), torch.empty(0)
-    lay = storage_layout({"m1": m1, "m1v": m1[1:], "m2": m2, "z1": z1, "z2": z2})
+    lay = _storage_layout({"m1": m1, "m1v": m1[1:], "m2": m2, "z1": z1, "z2": z2})
     assert [o.storage for o in lay.objects] == [0, 0, 1, 2, 3]
     assert lay.storages[0].device == "meta" and lay.storages[0].values is None
     assert lay.objects[3].elements == () and lay.objects[3].ranges == ()
@@ -89,7 +89,7 @@ def test_meta_and_empty_storages_are_told_apart():
 
 def test_a_dtype_view_cuts_the_storage_into_its_smaller_cells():
     a = torch.arange(3.0)
-    lay = storage_layout({"a": a, "bytes": a.view(torch.uint8)})
+    lay = _storage_layout({"a": a, "bytes": a.view(torch.uint8)})
     store = lay.storages[0]
     assert store.cell_dtype == torch.uint8 and store.n_cells == 12
     assert lay.objects[0].cells_per_element == 4
@@ -98,7 +98,7 @@ def test_a_dtype_view_cuts_the_storage_into_its_smaller_cells():
 
 def test_big_tensors_get_spans():
     big = torch.zeros(100, 100)
-    lay = storage_layout({"big": big, "cols": big[:, ::2], "t": big.t(), "rows": big[10:20]})
+    lay = _storage_layout({"big": big, "cols": big[:, ::2], "t": big.t(), "rows": big[10:20]})
     big_o, cols, t, rows = lay.objects
     assert big_o.elements is None and big_o.exact and big_o.ranges == ((0, 10_000),)
     assert not cols.exact and cols.ranges == ((0, 9_999),)  # strided: only the span
@@ -123,7 +123,7 @@ def test_elements_are_the_storage_positions_of_a_view(n, start, step, rows, tran
     view = view[:usable].view(rows, -1) if usable else view[:0]
     if transpose and view.dim() == 2:
         view = view.t()
-    obj = storage_layout({"base": base, "view": view}).objects[1]
+    obj = _storage_layout({"base": base, "view": view}).objects[1]
     assert obj.elements == tuple(view.reshape(-1).tolist())
 
 
@@ -162,7 +162,7 @@ def test_plot_storage_handles_odd_tensors(tmp_path):
 
 
 def test_plot_storage_labels_any_float_value():
-    lay = storage_layout({"x": torch.tensor([math.inf, math.nan, 1e6, 2.5, -0.0])})
+    lay = _storage_layout({"x": torch.tensor([math.inf, math.nan, 1e6, 2.5, -0.0])})
     assert lay.storages[0].values == ("inf", "nan", "1e+06", "2.5", "0")
     plot_storage({"x": torch.tensor([math.inf, 1.0])})
 

@@ -71,7 +71,6 @@ _EXPORTS = {
     "version_snapshot": "plots",
     "plot_history": "plots",
     "plot_memory_comparison": "plots",
-    "storage_layout": "plots",
     "format_bytes": "_util",
     # exercises and the environment check
     "check": "exercises",

@@ -19,10 +19,8 @@ def require_graph(output: Any, argname: str = "output") -> None:
 
 
 def backward_nodes(output: Any) -> list:
-    """Every backward node reachable from ``output.grad_fn`` through ``next_functions``, once each (notebook 05).
-
-    Depth-first from the output, a node's inputs in ``next_functions`` order; a leaf that requires grad appears
-    as its ``AccumulateGrad`` node.
+    """Every backward node reachable from ``output.grad_fn`` through ``next_functions``, once each, depth-first
+    (a leaf that requires grad: its ``AccumulateGrad`` node). Notebook 05.
 
     >>> import torch
     >>> w = torch.ones(3, requires_grad=True)

@@ -1,7 +1,4 @@
-"""Argument checks for the functions readers call, so that an error names its argument.
-
-Only checks that torch would not make with as clear a message live here.
-"""
+"""Argument checks that torch would not make as clearly, so that an error names its argument."""
 
 from __future__ import annotations
 
@@ -24,7 +21,8 @@ def require_dense_tensor(value: Any, name: str) -> None:
     require_tensor(value, name)
     if value.layout != torch.strided:
         what = "a sparse tensor" if "sparse" in str(value.layout) else "not a dense tensor"
-        raise ValueError(f"{name} is {what} (layout {value.layout}); clonelab's helpers handle strided (dense) tensors only")
+        raise ValueError(f"{name} is {what} (layout {value.layout}); clonelab's helpers handle strided (dense) "
+                         "tensors only")
 
 
 def require_bool(value: Any, name: str) -> bool:
@@ -51,9 +49,6 @@ def require_optional_str(value: Any, name: str) -> None:
 
 
 def storage_key(t) -> int:
-    """An identity for the storage behind a dense tensor ``t``, valid on every device.
-
-    ``untyped_storage().data_ptr()`` is 0 for every ``meta`` tensor; ``_cdata``, the address of the C++
-    StorageImpl, is shared by views and not by copies.
-    """
+    """An identity for the storage behind a dense tensor ``t``, valid on every device (``meta`` included, where
+    ``data_ptr()`` is 0): ``_cdata``, the address of the C++ StorageImpl, shared by views and not by copies."""
     return t.untyped_storage()._cdata

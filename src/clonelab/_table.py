@@ -12,9 +12,7 @@ def _fmt(value: Any) -> str:
 
 class Table:
     """Rows of equal-length cells under a header, with an optional ``title``; ValueError for a row of another length.
-
-    It renders as an HTML table in Jupyter and as aligned text with ``str``; ``rows`` keeps the raw
-    values, so code can assert on them.
+    HTML in Jupyter, aligned text with ``str``; ``rows`` keeps the raw values.
 
     >>> t = Table(["name", "bytes"], [["x", 12], ["y", 0]])
     >>> print(t)

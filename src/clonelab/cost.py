@@ -1,4 +1,5 @@
-"""What ``identity = x.clone()`` costs in a whole ResNet, next to ``identity = x`` (notebook 09, benchmarks/clone_cost.py)."""
+"""What ``identity = x.clone()`` costs in a whole ResNet, next to ``identity = x`` (notebook 09 and
+benchmarks/clone_cost.py)."""
 
 from __future__ import annotations
 
@@ -87,11 +88,8 @@ def _run(model: nn.Module, x: Tensor, backward: bool) -> Tensor:
 
 
 def _live_at_peak(report: MemoryReport, calls: list[tuple[str, int]]) -> tuple[list[str] | None, str | None]:
-    """The blocks whose identity clone is alive at the report's peak, and whether the peak is in forward or backward.
-
-    A block's identity clone is an ``aten::clone`` called from Python, so the k-th allocation with that
-    root op belongs to the k-th block call.
-    """
+    """The blocks whose identity clone is alive at the report's peak, and whether the peak is in forward or
+    backward: the k-th allocation with root op ``aten::clone`` belongs to the k-th block call."""
     clones = [a for a in allocation_lifetimes(report) if a.root == "aten::clone"]
     at = report.peak_at
     if at is None or len(clones) != len(calls):  # the clones could not be matched to the blocks
@@ -104,20 +102,18 @@ def model_clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, dev
                      repeat: int = 3, threads: int | None = None) -> dict[str, Any]:
     """Measure ``identity = x.clone()`` against ``identity = x`` in every block of ``model``, on input ``x``.
 
-    ``model`` must be built from BasicBlock or Bottleneck blocks (ValueError otherwise). Two deep
-    copies of it, one per mode, run in ``model``'s train/eval mode, with autograd recording, plus
-    ``out.sum().backward()`` if ``backward``: once to warm up, once under :func:`clonelab.measure`
-    on ``device`` (``"cpu"`` or ``"cuda"``), then ``repeat`` more times each, alternating, for the
-    timings. ``threads`` sets torch's intra-op threads for the call (None: as it is).
+    ``model`` must be built from BasicBlock or Bottleneck blocks (ValueError otherwise). Two deep copies, one
+    per mode, run in ``model``'s train/eval mode with autograd recording (plus ``out.sum().backward()`` if
+    ``backward``): once to warm up, once under :func:`clonelab.measure` on ``device``, then ``repeat`` more
+    times each, alternating, for the timings. ``threads``: torch's intra-op threads for the call (None: as is).
 
-    Returned keys (bytes, seconds): ``blocks``, ``{block name: nbytes of its input}``, and
-    ``expected_extra``, their sum (on CUDA each rounded up to a multiple of 512 bytes). On CPU
-    ``extra_allocated`` equals it. On CUDA it need not: for a clone over 1 MiB the allocator may
-    hand out a block up to about 1 MiB larger. ``alias_``/``clone_``/``extra_`` + ``allocated``,
-    ``peak`` (above the start), ``net`` (held at the end); ``live_at_peak``, the blocks whose clone
-    is alive at the clone copy's peak, and ``peak_phase``, "forward" or "backward" (CPU only, else
-    None); ``extra_requested`` (CUDA only, else None); ``alias_time_s``, ``clone_time_s``, medians,
-    and ``time_ratio`` (None when ``repeat=0``).
+    Returned keys (bytes, seconds): ``blocks``, ``{block name: nbytes of its input}``; ``expected_extra``, their
+    sum (on CUDA each rounded up to a multiple of 512 bytes), which ``extra_allocated`` equals on CPU. On CUDA it
+    need not: for a clone over 1 MiB the allocator may hand out a block up to about 1 MiB larger.
+    ``alias_``/``clone_``/``extra_`` + ``allocated``, ``peak`` (above the start), ``net`` (held at the end);
+    ``live_at_peak``, the blocks whose clone is alive at the clone copy's peak, and ``peak_phase``, "forward"
+    or "backward" (CPU only, else None); ``extra_requested`` (CUDA only, else None); ``alias_time_s``,
+    ``clone_time_s``, medians, and ``time_ratio`` (None when ``repeat=0``).
 
     >>> from clonelab.models import resnet
     >>> model = resnet(BasicBlock, [1, 1], in_channels=1, base_width=4, stem="small")

@@ -1,8 +1,5 @@
-"""Real data that needs no download (notebook 10): scikit-learn's handwritten digits, as tensors.
-
-The digits (1797 images of 8x8 pixels, 10 classes) ship inside scikit-learn, so the training
-notebook runs offline, on Colab and in CI alike.
-"""
+"""Real data that needs no download (notebook 10): the handwritten digits (1797 images of 8x8 pixels, 10
+classes) that ship inside scikit-learn, as tensors."""
 
 from __future__ import annotations
 

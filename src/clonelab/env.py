@@ -37,15 +37,13 @@ def torch_in_tested_range(version: str) -> bool:
 
 
 def show_versions(written_for: str | None = None) -> None:
-    """Print one line of versions, and a warning line only where something differs from the tested set-up.
-
-    ``written_for``: the clonelab version the notebook was written for.
+    """Print one line of versions, and a warning line only where something differs from the tested set-up
+    or from ``written_for``, the clonelab version the notebook was written for.
 
     >>> show_versions()  # doctest: +ELLIPSIS
     clonelab ... · torch ... · Python ...
     """
     import clonelab
-
     try:
         import torch
         torch_version = torch.__version__
@@ -87,16 +85,13 @@ class EnvReport:
 
 
 def check_environment(verbose: bool = True) -> EnvReport:
-    """Check Python, torch (and its devices), each package and Graphviz's ``dot``; print the lines if ``verbose``.
-
-    Each line is ``[OK  ]`` or ``[FAIL]``, with an install hint for what is missing. ``dot`` is
-    optional: without it the graphs fall back to matplotlib drawings.
+    """Check Python, torch (and its devices), each package and Graphviz's ``dot`` (optional), a line each,
+    ``[OK  ]`` or ``[FAIL]`` with an install hint; print them if ``verbose``. Notebook 00.
 
     >>> check_environment(verbose=False).ok
     True
     """
     from clonelab.graphs import dot_available, install_hint
-
     py_ok = sys.version_info >= (3, 10)
     lines = [("OK" if py_ok else "FAIL", "python",
               platform.python_version() + ("" if py_ok else " (the series needs 3.10 or newer)"))]

@@ -1,10 +1,4 @@
-"""Autograd graphs drawn by torchviz and Graphviz's ``dot``, or by matplotlib when ``dot`` is missing (notebook 06).
-
->>> import torch
->>> w = torch.tensor([2.0], requires_grad=True)
->>> graph_nodes((w * 3).sum())
-Counter({'SumBackward0': 1, 'MulBackward0': 1, 'AccumulateGrad': 1})
-"""
+"""Autograd graphs drawn by torchviz and Graphviz's ``dot``, or by matplotlib when ``dot`` is missing (notebook 06)."""
 
 from __future__ import annotations
 
@@ -50,7 +44,6 @@ def _check_params(params: Any) -> dict[str, torch.Tensor]:
 def graph_nodes(output: torch.Tensor) -> collections.Counter[str]:
     """Count the backward nodes reachable from ``output.grad_fn`` by class name: the drawing's grey boxes.
 
-    >>> import torch
     >>> w = torch.tensor([2.0], requires_grad=True)
     >>> graph_nodes((w * 1).clone() ** 2) - graph_nodes((w * 1) ** 2)
     Counter({'CloneBackward0': 1})
@@ -60,12 +53,9 @@ def graph_nodes(output: torch.Tensor) -> collections.Counter[str]:
 
 def draw_fallback(output: torch.Tensor, params: Mapping[str, torch.Tensor] | None = None, *,
                   ax: Axes | None = None, title: str | None = None, show_saved: bool = False) -> Figure:
-    """Draw the graph of ``output`` with matplotlib alone, as :func:`draw_graph` does without ``dot``.
+    """Draw the graph of ``output`` with matplotlib alone, as :func:`draw_graph` does without ``dot`` (torchviz's
+    boxes and colours, a legend; no view base, no ``mark=``), into ``ax``, else a new figure.
 
-    The boxes torchviz draws for built-in ops, in its colours, with a legend; saved tensors hang on orange
-    lines; no view base, no ``mark=``. Arrows point toward the output. Draws into ``ax``, else a new figure.
-
-    >>> import torch
     >>> w = torch.tensor([2.0], requires_grad=True)
     >>> draw_fallback((w * 3) ** 2, {"w": w}).axes[0].get_title()
     'autograd graph (matplotlib drawing)'
@@ -83,13 +73,10 @@ def draw_fallback(output: torch.Tensor, params: Mapping[str, torch.Tensor] | Non
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class GraphDrawing:
-    """What :func:`draw_graph` and :func:`side_by_side` return: a picture, and what it was drawn from.
+    """What :func:`draw_graph` and :func:`side_by_side` return: ``sources``, ``(output, params, show_saved,
+    title)`` per graph; ``svg`` and ``png``, ``dot``'s (without it, ``png`` is the matplotlib ``figure``'s);
+    ``digraph``, the DOT graph (None without torchviz), whose text ``boxes()`` and ``arrows()`` read.
 
-    ``sources``: ``(output, params, show_saved, title)`` per graph. ``svg`` and ``png`` (shown where Jupyter does
-    not trust the notebook) are ``dot``'s; without it, ``png`` is the matplotlib ``figure``'s. ``digraph`` is the
-    DOT graph (None without torchviz); ``boxes()`` and ``arrows()`` read its text, ``source``.
-
-    >>> import torch
     >>> w = torch.tensor([2.0], requires_grad=True)
     >>> draw_graph(w * 3)  # doctest: +SKIP
     <GraphDrawing of MulBackward0: 2 backward nodes, drawn with graphviz>
@@ -113,7 +100,6 @@ class GraphDrawing:
     def boxes(self) -> list[tuple[str, str]]:
         """Every box as ``(label on one line, colour)``; backward nodes are ``"grey"``.
 
-        >>> import torch
         >>> w = torch.tensor([2.0], requires_grad=True)
         >>> draw_graph(w * 3, {"w": w}).boxes()  # doctest: +SKIP
         [('(1)', 'darkolivegreen1'), ('MulBackward0', 'grey'), ('w (1)', 'lightblue'), ('AccumulateGrad', 'grey')]
@@ -124,7 +110,6 @@ class GraphDrawing:
         """Every edge as ``(from label, to label, style)``: ``"arrow"`` (from an input), ``"dotted"``
         (a view's base to the view) or ``"line"`` (a node to a tensor it saved, no arrowhead).
 
-        >>> import torch
         >>> w = torch.tensor([2.0], requires_grad=True)
         >>> ("w (1)", "AccumulateGrad", "arrow") in draw_graph(w * 3, {"w": w}).arrows()  # doctest: +SKIP
         True
@@ -232,11 +217,10 @@ def draw_graph(output: torch.Tensor, params: Mapping[str, torch.Tensor] | None =
     """Draw the autograd graph that produced ``output`` with torchviz (notebook 06).
 
     ``params`` names leaves, e.g. ``dict(model.named_parameters())``. ``show_saved`` adds the tensors each node
-    saved for backward (orange), ``show_attrs`` its other saved values: draw before ``backward()`` frees them.
-    ``mark`` (with ``show_saved``) paints red each saved tensor that shares memory with it. Without ``dot`` it
-    prints one line with an install hint and draws with matplotlib (:func:`draw_fallback`) instead of failing.
+    saved for backward (orange), ``show_attrs`` its other saved values (ValueError once ``backward()`` freed
+    them). ``mark`` (needs ``show_saved``) paints red each saved tensor that shares memory with it. Without
+    ``dot``: one printed line with an install hint, and :func:`draw_fallback`'s drawing.
 
-    >>> import torch
     >>> w1 = torch.tensor([2.0], requires_grad=True)
     >>> "PowBackward0" in draw_graph((w1 * 3) ** 2, {"weight1": w1}).source  # doctest: +SKIP
     True
@@ -258,12 +242,9 @@ def draw_graph(output: torch.Tensor, params: Mapping[str, torch.Tensor] | None =
 
 def side_by_side(g1: GraphDrawing | torch.Tensor, g2: GraphDrawing | torch.Tensor,
                  titles: Sequence[str] = ("identity = x", "identity = x.clone()")) -> GraphDrawing:
-    """Draw two autograd graphs next to each other, at one scale, each under its title (notebook 06).
+    """Draw two autograd graphs, :func:`draw_graph` results or output tensors, next to each other at one scale,
+    each under its title: with ``dot`` one graph of two ``cluster``s, else two matplotlib panels (notebook 06).
 
-    ``g1`` and ``g2`` are :func:`draw_graph` results or output tensors. ``dot`` draws them as one graph, a
-    titled ``cluster`` each; without ``dot``, matplotlib draws two panels.
-
-    >>> import torch
     >>> w = torch.tensor([2.0], requires_grad=True)
     >>> pair = side_by_side(w * 2, (w * 2).clone(), titles=("alias", "clone"))  # doctest: +SKIP
     >>> pair.source.count("subgraph cluster_"), pair.png[:4], pair  # doctest: +SKIP

@@ -25,11 +25,9 @@ def _share_memory(a, b) -> bool:
 
 
 def shares_storage(a, b) -> bool:
-    """True when ``a`` and ``b`` share memory, so that writing into one can change the other.
-
-    That is: the same storage object (a view and its base, ``x.detach()``), or overlapping byte
-    ranges of two storages on one device (``torch.from_numpy(t.numpy())``). TypeError or ValueError,
-    naming the argument, for one that is not a dense tensor.
+    """True when ``a`` and ``b`` share memory, so that writing into one can change the other: the same storage
+    (a view and its base, ``x.detach()``), or overlapping byte ranges of two storages on one device
+    (``torch.from_numpy(t.numpy())``). TypeError or ValueError, naming the argument, unless both are dense tensors.
 
     >>> x = torch.zeros(3)
     >>> shares_storage(x, x[1:]), shares_storage(x, x + 0), shares_storage(x, torch.from_numpy(x.numpy()))
@@ -41,9 +39,8 @@ def shares_storage(a, b) -> bool:
 
 
 def storage_positions(t) -> list[int]:
-    """Where each element of ``t`` sits in its storage, in ``t``'s own (row-major) element order.
-
-    Element ``t[i, j, ...]`` is at ``offset + i * stride[0] + j * stride[1] + ...``, in elements.
+    """Where each element of ``t`` sits in its storage, in ``t``'s own (row-major) element order: ``t[i, j, ...]``
+    is at ``offset + i * stride[0] + j * stride[1] + ...``, in elements.
 
     >>> t = torch.arange(10.0, 70.0, 10.0).reshape(2, 3)
     >>> storage_positions(t[:, 1:]), storage_positions(t.T)
@@ -68,10 +65,9 @@ def _grad_text(t) -> str:
 def describe(*tensors, names: Sequence[str] | str | None = None, columns: Sequence[str] | str | None = None) -> Table:
     """A table of facts about each tensor: identity, storage, layout, autograd state.
 
-    ``names``: one per tensor, a list or a string ("a b"). ``columns``: which of :data:`COLUMNS` to show,
-    in order (the name comes first). ``shares_storage_with`` lists earlier rows that share memory
-    with this one; ``grad`` shows ``.grad`` (its values up to 4 elements). ValueError for a wrong
-    number of names or an unknown column.
+    ``names``: one per tensor, a list or a string ("a b"). ``columns``: which of :data:`COLUMNS` to show, in
+    order. ``shares_storage_with``: earlier rows that share memory with this one; ``grad``: ``.grad`` (its values
+    up to 4 elements). ValueError for a wrong number of names or an unknown column.
 
     >>> a = torch.tensor([2., 3., 4.], requires_grad=True)
     >>> describe(a, a.clone(), names="a b", columns="shares_storage_with grad_fn").rows
@@ -90,7 +86,8 @@ def describe(*tensors, names: Sequence[str] | str | None = None, columns: Sequen
     rows = []
     for i, (name, t) in enumerate(zip(names, tensors)):
         require_dense_tensor(t, f"tensor {name!r}")
-        sharing = [n + (" (same object)" if o is t else "") for n, o in zip(names[:i], tensors[:i]) if _share_memory(o, t)]
+        sharing = [n + (" (same object)" if o is t else "")
+                   for n, o in zip(names[:i], tensors[:i]) if _share_memory(o, t)]
         storage = t.untyped_storage()
         facts = dict(zip(COLUMNS, [name, hex(id(t)), hex(t.data_ptr()), hex(storage.data_ptr()), storage.nbytes(),
                                    ", ".join(sharing) or "-", tuple(t.shape), tuple(t.stride()), t.storage_offset(),

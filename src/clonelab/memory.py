@@ -1,11 +1,5 @@
-"""Exact memory accounting (notebooks 04-09): bytes allocated, freed and at peak; bytes saved for backward.
-
-On the CPU, PyTorch's profiler (``profile_memory=True``) reports every allocation and free, exact to
-the byte, temporaries inside an op included. On CUDA, the caching allocator's statistics count the
-blocks it hands out: it rounds every request up to a multiple of 512 bytes, and for a request over
-1 MiB it may hand out up to about 1 MiB more than the rounded request (it splits a free block only
-when more than 1 MiB would remain).
-"""
+"""Exact memory accounting (notebooks 04-09): bytes allocated, freed and at peak; bytes saved for backward;
+memory_profiler's RSS view, for comparison."""
 
 from __future__ import annotations
 
@@ -116,18 +110,18 @@ def _filtered_stderr():
             sys.stderr.write("".join(line for line in lines if not any(n in line for n in _PROFILER_NOISE)))
 
 
-# The open measure() blocks, outermost first. PyTorch runs one profiler at a time: an inner CPU block pauses
-# the outer one's, then hands it its events and restarts it. On CUDA an inner block resets the peak
-# statistic, so it first saves the peak so far for the blocks around it.
+# The open measure() blocks, outermost first. One profiler runs at a time: an inner CPU block pauses the outer
+# one's, then hands it its events and restarts it. On CUDA an inner block first saves the peak for the outer.
 _open: list[measure] = []
 
 
 class measure:
-    """Context manager: the exact bytes allocated, freed and at peak in the block, as a :class:`MemoryReport`.
+    """Context manager: the bytes allocated, freed and at peak in the block, as a :class:`MemoryReport`.
 
-    ``device``: ``"cpu"`` or ``"cuda"`` (ValueError otherwise, or without a GPU). Blocks can nest, each
-    counting its own window. On CPU, frees of memory allocated before the block are ignored: deleting
-    an older tensor inside the block lowers neither ``freed`` nor ``net``.
+    ``device``: ``"cpu"`` or ``"cuda"`` (ValueError otherwise, or without a GPU). Blocks can nest. CPU: the
+    profiler's every allocation and free, exact to the byte; frees of memory allocated before the block are
+    ignored. CUDA: the caching allocator's blocks, each request rounded up to a multiple of 512 bytes, and one
+    over 1 MiB may get up to about 1 MiB more than the rounded request.
 
     >>> x = torch.ones(256)
     >>> with measure() as m:
@@ -235,10 +229,9 @@ class SavedReport(Table):
 
 
 def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
-    """Run ``fn(*args, **kwargs)`` and count what autograd saves for backward, with a pack hook (notebook 07).
-
-    Not counted: Python numbers an op wraps as 0-d tensors (the ``2`` in ``x * 2``). Autograd skips its
-    in-place check for tensors packed by hooks: use this to count, not to test in-place safety (05).
+    """Run ``fn(*args, **kwargs)`` and count what autograd saves for backward, with a pack hook (notebook 07);
+    not the Python numbers an op wraps as 0-d tensors (the ``2`` in ``x * 2``). Autograd skips its in-place
+    check for tensors packed by hooks: use this to count, not to test in-place safety (notebook 05).
 
     >>> x = torch.randn(100, requires_grad=True)
     >>> saved_for_backward(torch.sigmoid, x).nbytes   # sigmoid keeps its output
@@ -259,15 +252,9 @@ def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
 
 
 def saved_by_node(output) -> Table:
-    """For every node of the autograd graph behind ``output``: what it saved.
+    """A row per tensor each node of the autograd graph behind ``output`` saved, read from its ``_saved_*``
+    attributes (``(nothing)``: a node that saved none; ``freed``: after ``backward()``). Notebook 07.
 
-    Reads the ``_saved_*`` attributes that PyTorch exposes on each node
-    (``_saved_self``, ``_saved_other``, ``_saved_result`` ...). A tuple or list
-    of tensors gets a row per tensor (``x[idx]`` saves ``indices[0]``). Nodes
-    that save no tensor get a row saying so. After ``backward()`` the saved
-    tensors are freed, and the rows say ``freed``.
-
-    >>> import torch
     >>> w = torch.ones(3, requires_grad=True)
     >>> t = saved_by_node((w * 2).relu())
     >>> [(r["node"], r["saved"]) for r in t]
@@ -283,9 +270,8 @@ def saved_by_node(output) -> Table:
 
 
 def rss_line_profile(func: Callable[..., Any], *args, **kwargs) -> str:
-    """memory_profiler's line-by-line RSS report of ``func(*args, **kwargs)``, as text (notebook 07).
-
-    ``func`` must be defined in a file (``clonelab.workloads``), not a notebook cell: ValueError.
+    """memory_profiler's line-by-line RSS report of ``func(*args, **kwargs)``, as text (notebook 07); ValueError
+    unless ``func`` is defined in a file (``clonelab.workloads``), not a notebook cell.
 
     >>> from clonelab.workloads import clone_tensor
     >>> "b = a.clone()" in rss_line_profile(clone_tensor)

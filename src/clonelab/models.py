@@ -1,13 +1,8 @@
 """Models for notebooks 06 and 08-11: the blog post's toy residual, four ResNet blocks, and :func:`resnet`.
 
-Every model takes ``identity="alias"`` (``identity = x``, as torchvision writes it) or
-``identity="clone"`` (``identity = x.clone()``). The blocks keep torchvision's module and parameter
-names, so a torchvision ``state_dict`` loads into them unchanged.
-
->>> import torch
->>> block = BasicBlock(4, 4, identity="clone")
->>> block(torch.randn(2, 4, 8, 8)).shape
-torch.Size([2, 4, 8, 8])
+Every model takes ``identity="alias"`` (``identity = x``, as torchvision writes it) or ``identity="clone"``
+(``identity = x.clone()``). The blocks keep torchvision's module and parameter names, so a torchvision
+``state_dict`` loads into them unchanged.
 """
 
 from __future__ import annotations
@@ -55,11 +50,9 @@ class ToyResidual:
 
 
 def toy_residual(identity: str = "alias", *, backward: bool = True) -> ToyResidual:
-    """Run the blog post's one-number residual model and return all its tensors.
-
-    ``output = feature + weight2 * feature`` with ``feature = weight1 * input``. The model has no
-    in-place op, so both modes give output 8, loss 0.25 and gradients -4 and -2 (notebook 08).
-    Raises ValueError for a mode other than "alias" or "clone".
+    """Run the blog post's one-number residual model, ``output = feature + weight2 * feature`` with
+    ``feature = weight1 * input``, and return all its tensors. ValueError for a mode other than "alias" or
+    "clone". Notebook 08.
 
     >>> r = toy_residual("clone")
     >>> r.output_data.item(), r.loss.item(), r.weight1.grad.item(), r.weight2.grad.item()
@@ -106,9 +99,8 @@ class _ResidualBlock(nn.Module):
 
     expansion = 1
     preactivation = False  # resnet() reads it: True ends the stem at its conv and adds a final BN+ReLU
-    # What BasicBlock's and Bottleneck's downsample reads: "identity" here (a clone, when one is taken, is
-    # the shortcut convolution's input and lives until its backward), "x" in torchvision (an unused clone
-    # is then freed inside the block). A subclass that sets "x" has torchvision's line (notebook 09).
+    # What BasicBlock's and Bottleneck's downsample reads: "identity" (a clone, if taken, lives until the shortcut
+    # conv's backward) or "x", torchvision's line (an unused clone is then freed inside the block). Notebook 09.
     shortcut_input = "identity"
 
     def __init__(self, stride: int, identity: str) -> None:
@@ -121,10 +113,8 @@ class _ResidualBlock(nn.Module):
 
 
 class BasicBlock(_ResidualBlock):
-    """The two-conv ResNet block (He et al. 2015), laid out like torchvision's (notebook 09).
-
-    ``identity="alias"`` is torchvision's ``identity = x``; ``"clone"`` gives bitwise-identical
-    outputs and gradients and costs ``x.nbytes`` more. Raises ValueError for another mode.
+    """The two-conv ResNet block (He et al. 2015), laid out like torchvision's (notebook 09). ``identity="clone"``
+    gives bitwise-identical outputs and gradients for ``x.nbytes`` more; ValueError for a mode but those two.
 
     >>> block = BasicBlock(8, 8)
     >>> x = torch.randn(2, 8, 4, 4)
@@ -155,10 +145,8 @@ class BasicBlock(_ResidualBlock):
 
 
 class Bottleneck(_ResidualBlock):
-    """The 1x1-3x3-1x1 ResNet block, stride on the 3x3 conv (torchvision's "v1.5"); see BasicBlock.
-
-    The inner width is ``int(planes * base_width / 64) * groups``; the block outputs ``planes * 4``
-    channels.
+    """The 1x1-3x3-1x1 ResNet block, stride on the 3x3 conv (torchvision's "v1.5"); see BasicBlock. Inner
+    width ``int(planes * base_width / 64) * groups``, ``planes * 4`` output channels.
 
     >>> Bottleneck(16, 4)(torch.randn(2, 16, 4, 4)).shape
     torch.Size([2, 16, 4, 4])
@@ -193,10 +181,8 @@ class Bottleneck(_ResidualBlock):
 
 
 class PreActBlock(_ResidualBlock):
-    """The pre-activation block of He et al. 2016: BN and ReLU before each conv, nothing after the sum.
-
-    It only reads ``x`` (``bn1`` makes a new tensor before the in-place ReLU), so the alias is safe.
-    A ``downsample`` reads the pre-activated tensor, as in the paper.
+    """The pre-activation block of He et al. 2016: BN and ReLU before each conv, nothing after the sum. It only
+    reads ``x``, so the alias is safe; a ``downsample`` reads the pre-activated tensor, as in the paper.
 
     >>> PreActBlock(8, 8)(torch.randn(2, 8, 4, 4)).shape
     torch.Size([2, 8, 4, 4])
@@ -223,14 +209,9 @@ class PreActBlock(_ResidualBlock):
 
 
 class ReluFirstBlock(_ResidualBlock):
-    """A block whose branch starts with ``nn.ReLU(inplace=True)`` on ``x`` itself: a bug from real code
-    (rosinality/vq-vae-2-pytorch, issue 60), taken apart in notebooks 09 and 10.
-
-    Meant: ``x + F(relu(x))``, which ``identity="clone"`` or ``inplace=False`` compute. With the
-    defaults the ReLU rewrites ``x`` and its alias: ``relu(x) + F(relu(x))``, silently. With
-    ``inplace=True`` the caller's ``x`` is overwritten even with clone; on a leaf that requires grad the
-    ReLU raises, and after an op that saved ``x`` (a ReLU) backward raises, so :func:`resnet` ends
-    the stem at its conv for this block.
+    """A block whose branch starts with ``nn.ReLU(inplace=True)`` on ``x`` itself, a bug from real code
+    (rosinality/vq-vae-2-pytorch, issue 60): with the defaults it computes ``relu(x) + F(relu(x))``, not
+    ``x + F(relu(x))``, and overwrites the caller's ``x``. Notebooks 09 and 10.
 
     >>> x = torch.randn(2, 4, 4, 4)
     >>> _ = ReluFirstBlock(4, 4)(x)  # the default: identity="alias", inplace=True
@@ -283,10 +264,10 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
     """Build a ResNet from a block class and the number of blocks per stage (notebooks 09, 10).
 
     Stage ``i`` has width ``base_width * 2**i``, stride 2 after the first. With ``num_classes=1000``,
-    ``[2, 2, 2, 2]`` BasicBlocks have the state_dict of torchvision's ``resnet18``, ``[3, 4, 6, 3]``
-    Bottlenecks that of ``resnet50``. ``stem="small"`` (a 3x3 stride-1 conv, no max-pool) suits 8x8
-    or 32x32 images. ``identity`` and ``inplace`` go to every block. TypeError for a ``block`` that is
-    not a block class; ValueError for a bad ``layers``, ``stem`` or ``identity``.
+    ``[2, 2, 2, 2]`` BasicBlocks have the state_dict of torchvision's ``resnet18``, ``[3, 4, 6, 3]`` Bottlenecks
+    that of ``resnet50``. ``stem="small"`` (a 3x3 stride-1 conv, no max-pool) suits 8x8 or 32x32 images.
+    ``identity`` and ``inplace`` go to every block. TypeError for a ``block`` that is not a block class;
+    ValueError for a bad ``layers``, ``stem`` or ``identity``.
 
     >>> model = resnet(BasicBlock, [1, 1, 1], in_channels=1, base_width=16, stem="small")
     >>> model(torch.randn(4, 1, 8, 8)).shape
@@ -303,9 +284,8 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
     model, preact = ResNet(), block.preactivation
     model.conv1 = (nn.Conv2d(in_channels, base_width, kernel_size=7, stride=2, padding=3, bias=False)
                    if stem == "imagenet" else conv3x3(in_channels, base_width))
-    # A pre-activation network starts each block with BN+ReLU, so the stem stops at its conv. For
-    # ReluFirstBlock this is required: a stem ReLU saves its output for backward, and the block's
-    # in-place ReLU on that output would make backward raise.
+    # A pre-activation network starts each block with BN+ReLU, so the stem stops at its conv; ReluFirstBlock
+    # needs this: its in-place ReLU on a stem ReLU's saved output would make backward raise.
     model.bn1 = nn.Identity() if preact else nn.BatchNorm2d(base_width)
     model.relu = nn.Identity() if preact else nn.ReLU(inplace=inplace)
     model.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1) if stem == "imagenet" else nn.Identity()

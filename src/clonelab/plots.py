@@ -4,6 +4,7 @@ Figure, so in Jupyter it shows once, as the cell's value; matplotlib is imported
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import math
@@ -21,9 +22,8 @@ from clonelab.memory import allocation_lifetimes
 if TYPE_CHECKING:  # only for type hints: matplotlib is imported when a figure is drawn
     from matplotlib.figure import Figure
 
-__all__ = ["StorageLayout", "StorageRow", "TensorObject", "VersionSnapshot", "decision_chart", "memory_timeline",
-           "plot_history", "plot_memory_comparison", "plot_memory_timeline", "plot_storage", "plot_versions",
-           "storage_layout", "version_snapshot"]
+__all__ = ["VersionSnapshot", "decision_chart", "memory_timeline", "plot_history", "plot_memory_comparison",
+           "plot_memory_timeline", "plot_storage", "plot_versions", "version_snapshot"]
 MAX_CELLS = 24  # storages up to this many elements are drawn cell by cell
 _MAX_EXACT = 4096  # tensors up to this many elements get their exact element set
 _MAX_OBJECTS = 20  # more tensor objects than this do not fit a readable figure
@@ -78,42 +78,13 @@ def _closed(fig: Figure, tight: bool = True, **tight_args: Any) -> Figure:
     return fig
 
 
-@dataclasses.dataclass(frozen=True)
-class TensorObject:
-    """One distinct tensor object and where its elements live: ``elements``, in its own (row-major) order, each
-    element's storage position in cells (None when too big to list); ``ranges``, the covered cells as
-    ``[start, stop)`` runs (only the span when ``exact`` is False)."""
-    names: tuple[str, ...]
-    shape: tuple[int, ...]
-    stride: tuple[int, ...]
-    storage_offset: int
-    dtype: torch.dtype
-    storage: int
-    elements: tuple[int, ...] | None
-    cells_per_element: int
-    ranges: tuple[tuple[int, int], ...]
-    exact: bool
-
-
-@dataclasses.dataclass(frozen=True)
-class StorageRow:
-    """One distinct storage, cut into cells of ``cell_dtype`` (the smallest dtype of the tensors on it).
-    ``values``: short labels of the cell values for small, real-valued, non-meta storages, else None."""
-    nbytes: int
-    cell_dtype: torch.dtype
-    n_cells: int
-    device: str
-    objects: tuple[int, ...]
-    values: tuple[str, ...] | None
-
-
-@dataclasses.dataclass(frozen=True)
-class StorageLayout:
-    """What :func:`plot_storage` draws: ``names`` maps each name to its index in ``objects``; each
-    object's ``storage`` indexes ``storages``."""
-    names: dict[str, int]
-    objects: tuple[TensorObject, ...]
-    storages: tuple[StorageRow, ...]
+# What plot_storage draws. An object: its tensor's layout; its elements' positions in cells (None when too many);
+# the covered cells as [start, stop) runs (only the span when not exact). A storage: cells of its tensors' smallest
+# dtype; values: their labels when few, real and not meta. A layout: name -> object index, objects, storages.
+_Object = collections.namedtuple("_Object", "names shape stride storage_offset dtype storage elements "
+                                            "cells_per_element ranges exact")
+_Storage = collections.namedtuple("_Storage", "nbytes cell_dtype n_cells device objects values")
+_Layout = collections.namedtuple("_Layout", "names objects storages")
 
 
 def _label(v: Any) -> str:
@@ -123,15 +94,8 @@ def _label(v: Any) -> str:
     return ("T" if v else "F") if isinstance(v, bool) else str(v)
 
 
-def storage_layout(tensors: Mapping[str, torch.Tensor]) -> StorageLayout:
-    """Which names share a tensor object, which objects share a storage, and which cells each covers.
-    TypeError or ValueError, naming ``tensors``, unless it is a dict of str -> 1 to 20 distinct dense tensors.
-
-    >>> a = torch.arange(6.0)
-    >>> lay = storage_layout({"a": a, "b": a, "d": a[1::2], "e": a.clone()})
-    >>> lay.names, [o.storage for o in lay.objects], lay.objects[1].elements
-    ({'a': 0, 'b': 0, 'd': 1, 'e': 2}, [0, 0, 1], (1, 3, 5))
-    """
+def _storage_layout(tensors: Mapping[str, torch.Tensor]) -> _Layout:
+    """Which names share a tensor object, which objects share a storage, and which cells each covers."""
     _named(tensors, "tensors", "tensor", require_dense_tensor)
     by_storage: dict[int, dict[int, torch.Tensor]] = {}  # storage -> its objects, in order of appearance
     for t in tensors.values():
@@ -150,8 +114,8 @@ def storage_layout(tensors: Mapping[str, torch.Tensor]) -> StorageLayout:
             with torch.no_grad():
                 flat.set_(storage, 0, (n_cells,), (1,))
             values = None if flat.is_complex() else tuple(_label(v) for v in flat.cpu().tolist())
-        storages.append(StorageRow(storage.nbytes(), cell_dtype, n_cells, str(first.device),
-                                   tuple(order[oid] for oid in ts), values))
+        storages.append(_Storage(storage.nbytes(), cell_dtype, n_cells, str(first.device),
+                                 tuple(order[oid] for oid in ts), values))
         for t in ts.values():
             per, elements, exact = t.element_size() // item_bytes(cell_dtype), None, True  # cells per element
             if t.numel() <= _MAX_EXACT:
@@ -164,10 +128,10 @@ def storage_layout(tensors: Mapping[str, torch.Tensor]) -> StorageLayout:
                 ranges, expected = ((t.storage_offset() * per, (last + 1) * per),), 1
                 for st, n in sorted((st, n) for n, st in zip(t.shape, t.stride()) if n != 1):
                     exact, expected = exact and st == expected, expected * n
-            objects.append(TensorObject(tuple(name for name, u in tensors.items() if u is t), tuple(t.shape),
-                                        tuple(t.stride()), t.storage_offset(), t.dtype, s_index, elements, per,
-                                        ranges, exact))
-    return StorageLayout({name: order[id(t)] for name, t in tensors.items()}, tuple(objects), tuple(storages))
+            objects.append(_Object(tuple(name for name, u in tensors.items() if u is t), tuple(t.shape),
+                                   tuple(t.stride()), t.storage_offset(), t.dtype, s_index, elements, per,
+                                   ranges, exact))
+    return _Layout({name: order[id(t)] for name, t in tensors.items()}, tuple(objects), tuple(storages))
 
 
 def _text(ax: Any, x: float, y: float, s: str, size: float, colour: str | None = None, **kw: Any) -> None:
@@ -176,14 +140,15 @@ def _text(ax: Any, x: float, y: float, s: str, size: float, colour: str | None =
 
 
 def plot_storage(tensors: Mapping[str, torch.Tensor], *, title: str | None = None) -> Figure:
-    """Draw names -> tensor objects -> storages, as :func:`storage_layout` works them out (raising its
-    errors); each object's marks are numbered in its own element order. Notebooks 01-03.
+    """Draw names -> tensor objects -> storages; each object's marks are numbered in its own element order.
+    TypeError or ValueError, naming ``tensors``, unless it is a dict of str -> 1 to 20 distinct dense tensors.
+    Notebooks 01-03.
 
     >>> len(plot_storage({"a": torch.arange(6.0)}, title="one tensor").axes)
     1
     """
     require_optional_str(title, "title")
-    layout = storage_layout(tensors)
+    layout = _storage_layout(tensors)
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
     def box(x, y, w, h, rounding, **kw):
@@ -314,7 +279,8 @@ def plot_history(histories: Mapping[str, Any], *, title: str | None = None) -> F
                      zorder=2 + k)  # later curves thinner and dashed, on top, so equal curves both show
         ax_loss.plot(range(1, len(loss) + 1), loss, **style, alpha=0.9)
         ax_acc.plot(range(1, len(acc) + 1), [100 * a for a in acc], marker="o", ms=6 - k, **style, label=label)
-    ax_loss.set(yscale="log", xlabel="training step", ylabel="training loss (log scale)", title="training loss per step")
+    ax_loss.set(yscale="log", xlabel="training step", ylabel="training loss (log scale)",
+                title="training loss per step")
     ax_acc.set(xlabel="epoch", ylabel="test accuracy (%)", title="test accuracy per epoch")
     ax_acc.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax_acc.yaxis.set_major_formatter(PercentFormatter(decimals=0))

@@ -1,8 +1,5 @@
-"""A short, deterministic training loop for the small ResNets of notebook 10.
-
-Equal ``seed`` and equal starting weights give bitwise identical losses, run after run: that is what
-lets the notebook assert that ``identity = x`` and ``identity = x.clone()`` train the same model.
-"""
+"""A short, deterministic training loop for the small ResNets of notebook 10: equal ``seed`` and equal
+starting weights give bitwise identical losses, run after run."""
 
 from __future__ import annotations
 
@@ -22,10 +19,9 @@ from clonelab._util import intra_op_threads
 @dataclass
 class History:
     """What :func:`train` recorded: the loss of every step (``step_loss``); per epoch, the mean loss
-    (``epoch_loss``), the accuracy on the training batches as seen in train mode (``train_acc``) and on
-    the test set in eval mode (``test_acc``), in [0, 1]; the loop's wall time (``time_s``); and
-    ``peak_bytes``, the peak of the first step (forward, backward, optimizer step, which creates
-    Adam's two state buffers per parameter), from :func:`clonelab.measure`.
+    (``epoch_loss``), the accuracy in [0, 1] on the training batches in train mode (``train_acc``) and on the
+    test set in eval mode (``test_acc``); the wall time (``time_s``); and ``peak_bytes``, the
+    :func:`clonelab.measure` peak of the first step (the one that creates Adam's state).
 
     >>> History(test_acc=[0.5, 0.6]).final_test_acc
     0.6
@@ -58,11 +54,9 @@ def train(model: nn.Module, data, *, epochs: int = 10, seed: int = 0, batch_size
     """Train ``model`` in place (Adam, cosine-decayed rate, cross-entropy) and return its :class:`History`.
 
     ``data`` has ``x_train``, ``y_train``, ``x_test``, ``y_test`` tensors (:func:`clonelab.load_digits_tensors`).
-    Batches are shuffled by a ``torch.Generator`` seeded with ``seed``; the global random state is left
-    alone. Each epoch uses whole batches only. ``progress`` shows a bar, one tick per epoch.
-    ``threads``: torch's intra-op CPU threads while training (None: as it is). One, the default, keeps
-    the losses independent of the core count, and is fast on a busy machine where threads wait on
-    each other.
+    Batches (whole ones only) are shuffled by a ``torch.Generator`` seeded with ``seed``, not the global
+    random state. ``progress`` shows a bar, a tick per epoch. ``threads``: torch's intra-op CPU threads while
+    training (None: as it is); one keeps the losses independent of the core count.
 
     >>> from clonelab.models import BasicBlock, resnet
     >>> from clonelab.data import load_digits_tensors
@@ -78,19 +72,14 @@ def train(model: nn.Module, data, *, epochs: int = 10, seed: int = 0, batch_size
 
 
 def _fit(model: nn.Module, data, epochs: int, seed: int, batch_size: int, lr: float, progress: bool) -> History:
-    # Plain tqdm, not tqdm.auto, which warns when ipywidgets is missing; file=sys.stdout puts the bar
-    # in the cell output.
-    from tqdm import tqdm
+    from tqdm import tqdm  # not tqdm.auto, which warns when ipywidgets is missing
 
     from clonelab.memory import measure
 
-    # Adam with a cosine decay to zero: on the digits it passed 97% test accuracy in 3-4 epochs from
-    # every seed we tried, where SGD with momentum needed 5-10 and a constant rate left the end noisy.
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
     device = optimizer.param_groups[0]["params"][0].device
     x_train, y_train, x_test, y_test = (t.to(device) for t in (data.x_train, data.y_train, data.x_test, data.y_test))
-    # Whole batches only: the remainder (1347 digits = 21 x 64 + 3) would be a batch of 3 images, whose
-    # batch-norm statistics are so noisy that its loss spikes every epoch.
+    # Whole batches only: a remainder of 3 images (1347 = 21 x 64 + 3) has noisy batch-norm statistics
     steps = max(1, len(x_train) // batch_size)
     used = min(len(x_train), steps * batch_size)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs * steps)

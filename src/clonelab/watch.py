@@ -1,10 +1,8 @@
 """Record every ATen op that runs, and what each output is: NEW memory, a VIEW, or an IN-PLACE write.
 
-PyTorch turns every tensor operation into calls of ATen operators (``aten.add``, ``aten.clone``,
-``aten.view`` ...). A ``TorchDispatchMode`` sees each call with its real arguments, after autograd,
-on every device. Each operator's schema says whether its result aliases an argument (a view,
-``Tensor(a)``) or writes into one (in place, ``Tensor(a!)``); we read that, and check storages too.
-Plain assignment (``b = a``) runs no operator, so it records nothing. Notebooks 00-04, 07-09 and 11.
+A ``TorchDispatchMode`` sees each ATen call, below autograd; each op's schema says whether a result aliases
+an argument (``Tensor(a)``) or writes into one (``Tensor(a!)``), and storages are compared too. Notebooks
+00-04, 07-09 and 11.
 """
 
 from __future__ import annotations
@@ -26,13 +24,9 @@ NEW, VIEW, INPLACE, VALUE = "NEW", "VIEW", "IN-PLACE", "VALUE"
 
 @dataclass
 class OpRecord:
-    """One output of one ATen op.
-
-    ``kind`` is NEW (fresh storage of ``nbytes`` bytes), VIEW (shares the storage of ``target``),
-    IN-PLACE (wrote into ``target``; ``version``: its version counter before and after) or VALUE (no
-    tensor returned or written, like the ``aten._local_scalar_dense`` behind ``.item()``). ``note`` says
-    what ``nbytes`` leaves out: a ``meta`` tensor allocates nothing, a sparse tensor's buffers are not counted.
-    """
+    """One output of one ATen op. ``kind``: NEW (fresh storage of ``nbytes`` bytes), VIEW (shares the storage of
+    ``target``), IN-PLACE (wrote into ``target``; ``version``: its version counter before and after) or VALUE (no
+    tensor, e.g. ``.item()``). ``note``: what ``nbytes`` leaves out (meta tensors, sparse buffers)."""
 
     op: str
     call: int  # which op call this output came from (an op can return several)
@@ -51,9 +45,8 @@ class OpLog(list):
 
     def __init__(self) -> None:
         super().__init__()
-        # In-place records still waiting for their "after" version. For most in-place ops (aten.add_) the
-        # version counter is bumped by a dispatch layer *above* the one we watch, after our handler
-        # returns, so it is read when the next op starts, or when the block ends.
+        # In-place records waiting for their "after" version: most in-place ops (aten.add_) bump it in a dispatch
+        # layer above this mode, after the handler returns, so it is read when the next op starts or the block ends.
         self._pending: list[tuple[OpRecord, Any]] = []
 
     def _settle(self) -> None:
@@ -127,12 +120,8 @@ def _writes(arg) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _bumps_in_the_ops_it_calls(func) -> bool:
-    """Whether ``func`` writes into an argument but leaves the version bump to the ops it calls.
-
-    PyTorch bumps a tensor's version counter in its ADInplaceOrView dispatch layer. ``aten.add_`` has a
-    kernel of its own there, which runs above our mode and bumps after we return. ``aten._foreach_mul_``
-    has none: its kernel calls ``aten.mul_`` on each tensor, and each of those calls bumps its tensor.
-    """
+    """Whether ``func`` writes into an argument but has no kernel in the ADInplaceOrView dispatch layer (where
+    PyTorch bumps version counters), so that the ops it calls bump them (``aten._foreach_mul_`` calls ``mul_``)."""
     return (any(_writes(a) for a in func._schema.arguments)
             and not torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "ADInplaceOrView"))
 
@@ -141,9 +130,8 @@ def _call(func, args, kwargs):
     """Run the op as it would run without watch_ops, version bumps included."""
     if not _bumps_in_the_ops_it_calls(func):
         return func(*args, **kwargs)
-    # A dispatch mode's handler runs with every dispatch layer above it switched off, ADInplaceOrView
-    # included, so the inner aten.mul_ calls would skip their bumps: autograd would then miss the write,
-    # and backward() would return a wrong gradient where it should raise. Switch that layer back on.
+    # A dispatch mode's handler runs with the layers above it switched off, ADInplaceOrView included: the inner
+    # aten.mul_ calls would skip their bumps, and backward() would miss the write. Switch that layer back on.
     C = torch._C
     exclude = C._dispatch_tls_local_exclude_set().remove(C.DispatchKey.ADInplaceOrView)
     with C._ForceDispatchKeyGuard(C._dispatch_tls_local_include_set(), exclude):
@@ -159,8 +147,7 @@ class _Recorder(TorchDispatchMode):
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
-        # By default a dispatch mode wraps its handler to keep torch.compile out of it, which imports
-        # torch._dynamo (about 2 s). We never compile in here.
+        # By default the handler is wrapped to keep torch.compile out, which imports torch._dynamo (about 2 s)
         return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -177,8 +164,8 @@ class _Recorder(TorchDispatchMode):
             alias = func._schema.returns[k].alias_info if k < len(func._schema.returns) else None
             key = _storage(o)
             # the argument this output aliases: by the schema's alias set, else by storage
-            owner = None if alias is None else next(
-                ((a, t) for a, t in inputs if a.alias_info is not None and a.alias_info.before_set == alias.before_set), None)
+            owner = None if alias is None else next(((a, t) for a, t in inputs if a.alias_info is not None
+                                                     and a.alias_info.before_set == alias.before_set), None)
             if owner is None and key is not None:
                 owner = next(((a, t) for a, t in inputs if _storage(t) == key), None)
             if owner is not None and alias is not None and alias.is_write:
@@ -213,13 +200,11 @@ class _Recorder(TorchDispatchMode):
 
 
 class watch_ops:
-    """Context manager that records every ATen op run inside it, as an :class:`OpLog`.
+    """Context manager that records every ATen op run inside it, as an :class:`OpLog` (a table, and data).
 
-    Pass the tensors you care about by keyword (``watch_ops(x=x)``) so the log names them; TypeError
-    or ValueError, naming it, for one that is not a dense tensor. The log prints as a table and is
-    also data: ``log.ops``, ``log.new_bytes``, ``log.kinds()``, and the records themselves.
+    Pass the tensors you care about by keyword (``watch_ops(x=x)``) so the log names them; TypeError or
+    ValueError, naming it, for one that is not a dense tensor.
 
-    >>> import torch
     >>> x = torch.ones(2, 3)
     >>> with watch_ops(x=x) as log:
     ...     y = x                 # binds a name: no op

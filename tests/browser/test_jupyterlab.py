@@ -162,6 +162,8 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, i):
 
         # a collapsed input (the solutions) shows no prompt, so no [*] or count: expand them all
         _click_menu(page, "View", "notebook:show-all-cell-code")
+        # and the collapsed outputs (the Deeper notes' cells), whose committed figures are checked below
+        _click_menu(page, "View", "notebook:show-all-cell-outputs")
         if path.name[:2] in RUN_IN_LAB:
             # start from blank prompts, so that the counts and figures seen below are this run's
             _click_menu(page, "Edit", "editmenu:clear-all")

@@ -1,15 +1,8 @@
-"""Exercise checks: ``check(exercise_id, answer)``.
-
-An exercise is an :class:`Exercise`: an id, a ``parse`` that reads the answer into one comparable form, and
-either a ``truth`` (the right answer, computed by running PyTorch) with hints keyed by the common wrong
-answers (``values.py``), or a ``judge`` that runs an answer which is code (``functions.py``). A check accepts
-every correct answer, answers a wrong one with a hint, and never shows the solution. It prints its verdict and
-returns a :class:`Verdict`, which is truthy when the answer is right, so a solution cell can ``assert`` it.
+"""Exercise checks: ``check(exercise_id, answer)`` prints ✓, or ✗ with a hint that never shows the solution, and
+returns a :class:`Verdict`, truthy when the answer is right. ``values.py`` declares the exercises with one right
+answer (computed by running PyTorch); ``functions.py`` judges the answers that are functions.
 
 >>> from clonelab import check
->>> bool(check("demo.1", 4))
-✓ demo.1: correct.
-True
 >>> bool(check("demo.1", 5))
 ✗ demo.1: not yet. Hint: 2 + 2.
 False
@@ -17,12 +10,18 @@ False
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import numbers as _numbers
 import re
+import textwrap
+import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+import torch
 
 
 class Unreadable(Exception):
@@ -31,11 +30,10 @@ class Unreadable(Exception):
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise. ``parse`` reads an answer into one comparable form or raises :class:`Unreadable`. Then
-    ``judge`` runs an answer that is code; or the answer is compared with ``truth()`` (run once per session), and
-    a wrong one gets the hint that ``wrong(truth)`` keys by it: by the whole answer, by an option picked or left
-    out wrongly (a set of options), or by a part name or (part, value) pair (named parts); else a count of the
-    wrong options or parts, or ``hint``."""
+    """One exercise. ``parse`` reads an answer into one comparable form (or raises :class:`Unreadable`). Then
+    ``judge`` runs an answer that is code, or the answer is compared with ``truth()`` (computed once, then kept) and a
+    wrong one gets the hint that ``wrong(truth)`` keys by the whole answer, by an option picked or left out
+    wrongly, or by a part name or (part, value) pair; else a count of the wrong options or parts, or ``hint``."""
 
     id: str
     hint: str                                   # for a wrong answer without a hint of its own
@@ -48,7 +46,6 @@ class Exercise:
 
 _REGISTRY: dict[str, Exercise] = {}
 _TRUTHS: dict[str, Any] = {}
-_MODULES = ("values", "functions")
 
 
 def register(*exercises: Exercise) -> None:
@@ -60,7 +57,7 @@ def register(*exercises: Exercise) -> None:
 
 
 def _load_all() -> None:
-    for name in _MODULES:
+    for name in ("values", "functions"):
         importlib.import_module(f"{__name__}.{name}")
 
 
@@ -73,37 +70,21 @@ def exercise_ids() -> list[str]:
 # --- answer parsers: each returns the answer in one comparable form or raises Unreadable --------------------
 
 
-def number(value: Any) -> float | None:
-    """A real number as a float: an int, a float, a NumPy scalar or a one-element tensor; else None.
-
-    >>> number(3), number(2.5), number(True), number("3")
-    (3.0, 2.5, None, None)
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, _numbers.Real):
-        return float(value)
-    if type(value).__module__.startswith("torch") and hasattr(value, "numel"):
-        if value.numel() == 1 and not value.is_complex() and str(value.dtype) != "torch.bool":
-            return float(value.item())
-    return None
-
-
-def whole_number(value: Any) -> int | None:
-    """A whole number as an int (200, 200.0, numpy.int64(200), torch.tensor(200)); else None.
-
-    >>> whole_number(200.0), whole_number(2.5), whole_number(False)
-    (200, None, None)
-    """
-    found = number(value)
-    return int(found) if found is not None and found.is_integer() else None
+def number(answer: Any, integral: bool = False) -> float | int:
+    """Parser: one real number (an int, a float, a NumPy scalar or a one-element tensor; not a bool), as a float;
+    with ``integral``, a whole number (200, 200.0, numpy.int64(200), torch.tensor(200)) as an int."""
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and answer.dtype != torch.bool:
+        answer = answer.item()
+    if not isinstance(answer, _numbers.Real) or isinstance(answer, bool):
+        raise Unreadable
+    if integral and not float(answer).is_integer():
+        raise Unreadable
+    return int(answer) if integral else float(answer)
 
 
 def whole(answer: Any) -> int:
-    """Parser: one whole number."""
-    if (found := whole_number(answer)) is None:
-        raise Unreadable
-    return found
+    """Parser: one whole number, as an int (see :func:`number`)."""
+    return number(answer, integral=True)
 
 
 def numbers(n: int | None = None, *, integral: bool = False, names: tuple[str, ...] = ()) -> Callable:
@@ -120,8 +101,8 @@ def numbers(n: int | None = None, *, integral: bool = False, names: tuple[str, .
             answer = answer.flatten().tolist() if hasattr(answer, "flatten") else answer.tolist()
         if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
             raise Unreadable
-        values = [(whole_number if integral else number)(v) for v in answer]
-        if len(values) != (len(names) or n or len(values)) or any(v is None for v in values):
+        values = [number(v, integral) for v in answer]
+        if len(values) != (len(names) or n or len(values)):
             raise Unreadable
         return dict(zip(names, values)) if names else tuple(values)
     return parse
@@ -133,8 +114,8 @@ def _key(text: str) -> str:
     return text[1:-1] if re.fullmatch(r"\(.*\)", text) else text
 
 
-def _label(item: Any, options: Iterable[str] | Callable[[], Iterable[str]]) -> str:
-    by_key = {_key(o): o for o in (options() if callable(options) else options)}
+def _label(item: Any, options: Iterable[str]) -> str:
+    by_key = {_key(o): o for o in options}
     if not isinstance(item, str) or _key(item) not in by_key:
         raise Unreadable(f"{item!r} is not one of the options: {', '.join(by_key.values())}")
     return by_key[_key(item)]
@@ -155,7 +136,7 @@ def choices(options: Iterable[str]) -> Callable:
     return parse
 
 
-def one_of(options: Iterable[str] | Callable[[], Iterable[str]]) -> Callable:
+def one_of(options: Iterable[str]) -> Callable:
     """Parser: one option, by its label."""
     return lambda answer: _label(answer, options)
 
@@ -178,25 +159,26 @@ def outcomes(keys: Iterable[str], values: Iterable[str]) -> Callable:
 
 
 def node_counts(answer: Any) -> tuple[tuple[str, int], ...]:
-    """Parser: a dict {autograd node class name: a whole number}, zeros left out, as sorted pairs.
-
-    >>> node_counts({"MulBackward0": 1, "AddBackward0": 0})
-    (('MulBackward0', 1),)
-    """
+    """Parser: a dict {autograd node class name: a whole number}, zeros left out, as sorted pairs."""
     if not isinstance(answer, Mapping) or not all(isinstance(k, str) for k in answer):
         raise Unreadable
-    counts = {k.strip(): whole_number(v) for k, v in answer.items()}
-    if any(v is None for v in counts.values()):
-        raise Unreadable
+    counts = {k.strip(): whole(v) for k, v in answer.items()}
     if any(not re.fullmatch(r"\w+Backward\d*|AccumulateGrad", k) for k in counts):
         raise Unreadable("use the class names that graph_nodes prints, such as MulBackward0")
     return tuple(sorted((k, v) for k, v in counts.items() if v))
 
 
+def inplace_error(err: BaseException) -> str | None:
+    """Which of autograd's in-place errors ``err`` is: "leaf" (a write into a leaf that requires grad), "saved"
+    (a tensor saved for backward was overwritten), or None (another error)."""
+    for kind, words in (("leaf", "leaf Variable"), ("saved", "modified by an inplace operation")):
+        if words in str(err):
+            return kind
+    return None
+
+
 def function(answer: Any) -> Callable:
     """Parser: a function (the function itself, not a call of it, and not a model)."""
-    import torch
-
     if not callable(answer) or isinstance(answer, torch.nn.Module):
         raise Unreadable
     return answer
@@ -220,28 +202,18 @@ class Verdict:
         return f"Verdict({self.exercise_id!r}, passed={self.passed})"
 
     def _ipython_display_(self) -> None:
-        # check() already printed the message; showing the Verdict too would repeat it
-        pass
+        pass   # check() already printed the message; showing the Verdict too would repeat it
 
 
 def _is_stub(answer: Any) -> bool:
-    """A function whose body is still the template's ``...`` or ``return ...`` (read from its source)."""
-    import ast
-    import inspect
-    import textwrap
-    import types
-
-    if not isinstance(answer, types.FunctionType):
-        return False
+    """A function whose body (after any docstring) is still the template's ``...`` or ``return ...``."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(answer)))
     except (OSError, TypeError, SyntaxError):
         return False
-    if not tree.body or not isinstance(tree.body[0], ast.FunctionDef):
-        return False
-    body = tree.body[0].body
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0].value, "value", None), str):
-        body = body[1:]  # a docstring
+        body = body[1:]
     return bool(body) and all(isinstance(s, (ast.Expr, ast.Return)) and isinstance(s.value, ast.Constant)
                               and s.value.value is ... for s in body)
 
@@ -249,18 +221,17 @@ def _is_stub(answer: Any) -> bool:
 def _unanswered(answer: Any) -> bool:
     """The template as handed out: None, ``...`` (or the string "..."), a dict, list, tuple or set still
     holding a ``...``, or a function whose body is still ``...``."""
-    if answer is None or answer is ... or (isinstance(answer, str) and answer.strip() == "...") or _is_stub(answer):
+    if answer is None or answer is ... or (isinstance(answer, str) and answer.strip() == "..."):
         return True
-    if isinstance(answer, dict):
-        return any(v is ... for v in answer.values())
-    return isinstance(answer, (list, tuple, set, frozenset)) and any(v is ... for v in answer)
+    if isinstance(answer, types.FunctionType):
+        return _is_stub(answer)
+    values = answer.values() if isinstance(answer, dict) else answer
+    return isinstance(answer, (dict, list, tuple, set, frozenset)) and any(v is ... for v in values)
 
 
 def _compare(ex: Exercise, given: Any) -> bool | str:
     """True, or the hint for a wrong answer: its own, the one for a wrong option or part, or a count."""
     if ex.id not in _TRUTHS:
-        import torch
-
         torch.manual_seed(0)   # inside check's fork_rng: a truth that draws random tensors is the same every time
         _TRUTHS[ex.id] = ex.truth()
     truth = _TRUTHS[ex.id]
@@ -270,8 +241,7 @@ def _compare(ex: Exercise, given: Any) -> bool | str:
     if isinstance(given, (int, float, str, tuple, frozenset)) and given in wrong:
         return wrong[given]
     if isinstance(truth, frozenset):
-        off = given ^ truth
-        hint = next((h for k, h in wrong.items() if k in off), None)
+        hint = next((h for k, h in wrong.items() if k in given ^ truth), None)
         extra, missing = len(given - truth), len(truth - given)
         return hint or " and ".join(
             ([f"{extra} of your choices {'does' if extra == 1 else 'do'} not belong"] if extra else [])
@@ -314,8 +284,6 @@ def check(exercise_id: str, answer: Any) -> Verdict:
 
 
 def _outcome(ex: Exercise, answer: Any) -> bool | str:
-    import torch
-
     try:
         with torch.random.fork_rng(devices=[]):   # the exercise's own seeds leave the reader's RNG alone
             given = ex.parse(answer)

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from clonelab.exercises import Exercise, Unreadable, function, register, whole_number
+from clonelab.exercises import Exercise, Unreadable, function, inplace_error, register, whole
 from clonelab.graphs import graph_nodes
 from clonelab.inspection import shares_storage
 from clonelab.models import BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock, resnet
@@ -25,19 +25,22 @@ from clonelab.models import BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock,
 TOLERANCE = 1e-5  # absolute and relative, for float32 outputs and gradients
 
 
-def _code(exercise_id: str, name: str, hint: str) -> Callable:
-    """Register the decorated judge for ``exercise_id``, whose answer is the reader's function ``name``."""
+def _code(exercise_id: str, name: str, hint: str, judge: Callable | None = None) -> Callable:
+    """Register ``judge`` (or the decorated function) for ``exercise_id``, whose answer is the function ``name``."""
     def add(judge: Callable[[Callable], bool | str]):
         register(Exercise(exercise_id, hint=hint, form=f"the function {name} itself (no parentheses)",
                           parse=function, judge=judge))
         return judge
-    return add
+    return add(judge) if judge else add
 
 
-def _run(fn: Callable, *args) -> Any:
+def _run(fn: Callable, *args, returns: type | tuple | None = torch.Tensor, what: str = "a tensor") -> Any:
+    """``fn(*args)``, which must return a ``returns`` (``what``; None: anything); else Unreadable says so."""
     result = fn(*args)
     if result is ...:
         raise Unreadable("your function still returns ...: replace it with your code")
+    if returns is not None and not isinstance(result, returns):
+        raise Unreadable(f"your function should return {what}, not {type(result).__name__}")
     return result
 
 
@@ -46,130 +49,129 @@ def _close(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
         a, b, rtol=TOLERANCE, atol=TOLERANCE)))
 
 
-def _storage(t: torch.Tensor) -> int:
-    return t.untyped_storage().data_ptr()
+def _autograd_hint(err: RuntimeError, leaf: str = "", saved: str = "") -> str:
+    """The hint for autograd's in-place error ``err`` (see :func:`inplace_error`); any other error is raised again."""
+    if hint := {"leaf": leaf, "saved": saved}.get(inplace_error(err)):
+        return hint
+    raise err
+
+
+def _reads_only(answer, cases, what: str, expected: Callable, also: Callable | None = None) -> bool | str:
+    """01.1, 03.2, 03.3, 04.3: ``answer(*case)`` must leave x (``case[0]``) alone and return ``expected(*case)``
+    (``what``) in shape, dtype and values; then ``also(result, x)`` may name a problem."""
+    for args in cases:
+        x = args[0]
+        before, state = x.detach().clone(), (x._version, x.requires_grad)
+        want = expected(before, *args[1:])
+        got = _run(answer, *args)
+        if (x._version, x.requires_grad) != state or not torch.equal(x.detach(), before):
+            return ("your function wrote into x (its values or its version counter changed): an alias such as "
+                    "identity = x would see that; it should only read x")
+        if got.shape != want.shape:
+            return f"for x of shape {tuple(x.shape)} the result should have shape {tuple(want.shape)}"
+        if got.dtype != want.dtype or not torch.equal(got.detach(), want):
+            return f"the result is not {what}"
+        if also and (problem := also(got, x)):
+            return problem
+    return True
+
+
+def _view(got: torch.Tensor, x: torch.Tensor) -> str | None:
+    if not shares_storage(got, x):
+        return "the values are right, but the result owns new memory: it is a copy, and a view was possible"
+
+
+def _tells_apart(answer, cases, returns: tuple | None = (bool, np.bool_, torch.Tensor)) -> bool | str:
+    """02.2, 09.2: ``cases`` holds (arguments, the right True or False, the hint when the answer gets it wrong).
+    The answer returns True or False (or a one-element bool tensor); with ``returns=None``, anything, read by bool."""
+    for args, expected, hint in cases:
+        got = _run(answer, *args, returns=returns, what="True or False")
+        if returns and isinstance(got, torch.Tensor) and (got.numel() != 1 or got.dtype != torch.bool):
+            raise Unreadable("your function should return True or False")
+        if bool(got) != expected:
+            return hint
+    return True
 
 
 @_code("01.1", "independent_copy",
        "the result needs new memory AND no link to the autograd graph; the table of four spellings shows which "
        "spelling gives both")
 def _independent_copy(answer):
+    def unlinked(got, x):
+        if got is x:
+            return "your function returned the very object it was given: that is what `=` does, not a copy"
+        if shares_storage(got, x):
+            return "your result shares memory with the input, so a write into one would show in the other"
+        if got.requires_grad or got.grad_fn is not None:
+            return "your result is still connected to the autograd graph (it requires grad)"
+
     leaf = torch.tensor([2.0, 3.0, 4.0], requires_grad=True)
     leaf.grad = torch.tensor([1.0, 2.0, 3.0])
-    for label, x in [("a leaf that requires grad", leaf),
-                     ("a non-leaf", torch.tensor([1.0, -1.0], requires_grad=True) * 5),
-                     ("an integer tensor", torch.arange(6).view(2, 3).t())]:   # not contiguous, int64
-        before, version, requires_grad = x.detach().clone(), x._version, x.requires_grad
-        result = _run(answer, x)
-        if not isinstance(result, torch.Tensor):
-            return f"for {label}, your function returned {type(result).__name__}, not a tensor"
-        if result is x:
-            return "your function returned the very object it was given: that is what `=` does, not a copy"
-        if x._version != version or x.requires_grad != requires_grad or not torch.equal(x.detach(), before):
-            return f"your function changed its input ({label}); leave the input alone"
-        if result.shape != x.shape or result.dtype != x.dtype or not torch.equal(result.detach(), before):
-            return f"for {label}, the copy must have the same values, shape and dtype as the input"
-        if _storage(result) == _storage(x):
-            return f"for {label}, your result shares memory with the input, so a write into one would show in the other"
-        if result.requires_grad or result.grad_fn is not None:
-            return f"for {label}, your result is still connected to the autograd graph (it requires grad)"
-    return True
+    cases = [(leaf,), (torch.tensor([1.0, -1.0], requires_grad=True) * 5,),   # a leaf, a non-leaf,
+             (torch.arange(6).view(2, 3).t(),)]                                  # a non-contiguous int64 tensor
+    return _reads_only(answer, cases, "a copy of x: the same values, shape and dtype", lambda x: x, unlinked)
 
 
 @_code("02.2", "same_storage", "compare the storages themselves, not where each tensor's first element is")
 def _same_storage(answer):
     base, meta = torch.arange(12.0), torch.empty(3, device="meta")
     grid = base.view(3, 4)
-    pairs = [(base, base, True), (grid, grid.t(), True),      # another object, same data_ptr
-             (base, base[3:], True), (base[:4], base[8:], True), (grid[:, 1], base, True),   # other data_ptrs
-             (base, base.view(torch.int32), True),             # another dtype, same bytes
-             (base, base.clone(), False), (base, torch.arange(12.0), False), (base[3:], base.clone()[3:], False),
-             # storages with no memory behind them: every storage pointer is 0 here
-             (torch.empty(0), torch.empty(0), False), (torch.zeros(2, 0), torch.empty(0), False),
-             (meta, meta[1:], True), (meta, torch.empty(3, device="meta"), False)]
-    for x, y, expected in pairs:
-        if bool(_run(answer, x, y)) == expected:
-            continue
-        if not expected and _storage(x) == 0 == _storage(y):
-            return ("right for ordinary tensors, but two separate storages with no memory behind them "
-                    f"({'empty tensors' if x.device.type != 'meta' else 'meta tensors'}) both have the storage "
-                    "pointer 0, so a pointer cannot tell them apart; ask whether x and y hold the very same "
-                    "storage object")
-        if expected and x is not y and x.data_ptr() != y.data_ptr():
-            return "a slice that starts later has another data_ptr() but lives in the same storage"
-        if expected:
-            return "views (another tensor object, the same memory) share storage too"
-        return "a clone, or a tensor made separately, has its own storage even when the values are equal"
-    return True
+    view = "views (another tensor object, the same memory) share storage too"
+    later = "a slice that starts later has another data_ptr() but lives in the same storage"
+    own = "a clone, or a tensor made separately, has its own storage even when the values are equal"
+    zero = ("right for ordinary tensors, but two separate storages with no memory behind them ({}) both have the "
+            "storage pointer 0, so a pointer cannot tell them apart; ask whether x and y hold the very same storage "
+            "object")
+    return _tells_apart(answer, [
+        ((base, base), True, view), ((grid, grid.t()), True, view), ((base, base[3:]), True, later),
+        ((base[:4], base[8:]), True, later), ((grid[:, 1], base), True, later),
+        ((base, base.view(torch.int32)), True, view),   # another dtype, the same bytes
+        ((base, base.clone()), False, own), ((base, torch.arange(12.0)), False, own),
+        ((base[3:], base.clone()[3:]), False, own),
+        ((torch.empty(0), torch.empty(0)), False, zero.format("empty tensors")),
+        ((torch.zeros(2, 0), torch.empty(0)), False, zero.format("empty tensors")),
+        ((meta, meta[1:]), True, later), ((meta, torch.empty(3, device="meta")), False, zero.format("meta tensors"))],
+        returns=None)
 
 
 @_code("02.3", "add_into",
        "inside the function, x = ... only moves the local name x; write into the tensor that x names instead")
 def _add_into(answer):
-    def cases():  # (x, y, another tensor on x's storage); the second x is a view: the write must land in its base
-        plain, base = torch.arange(4.0), torch.zeros(6)
-        return [(plain, torch.arange(1.0, 5.0), plain[1:]), (base[::2], torch.tensor([1.0, 2.0, 3.0]), base)]
-
-    for (x, y, other), (x_ref, y_ref, other_ref) in zip(cases(), cases()):
-        x_ref.add_(y_ref)   # the write the exercise asks for, on a copy of the case
-        x_before, y_before, storage = x.clone(), y.clone(), _storage(x)
-        answer(x, y)
+    plain, base = torch.arange(4.0), torch.zeros(6)
+    # (x, y, another view of x's elements); the second x is a view itself: the write must land in its base
+    for x, y, other in [(plain, torch.arange(1.0, 5.0), plain[:]),
+                        (base[::2], torch.tensor([1.0, 2.0, 3.0]), base[::2])]:
+        x_before, y_before, storage = x.clone(), y.clone(), x.untyped_storage().data_ptr()
+        _run(answer, x, y, returns=None)
         if not torch.equal(y, y_before):
             return "leave y alone: only x should change"
         if torch.equal(x, x_before):
             return ("after your function ran, x still holds its old values; remember that x = ... inside a "
                     "function only moves the local name x")
-        if _storage(x) != storage:
+        if x.untyped_storage().data_ptr() != storage:
             return "x must keep its memory; write the new values into the tensor x already is"
         if not torch.equal(x, x_before + y):
             return "x should end up holding x + y"
-        if not torch.equal(other, other_ref):
+        if not torch.equal(other, x):
             return "a view of the same memory does not see your write"
     return True
 
 
-def _reads_only(answer, cases, takes: str, expected: Callable, what: str, must_view: Callable) -> bool | str:
-    """03.2, 03.3 and 04.3: for each case, ``answer(*case)`` only reads x (``case[0]``), returns ``expected(*case)``
-    (``what``) and, where ``must_view(x)``, a view of x."""
-    for args in cases:
-        x = args[0]
-        before, version, want = x.clone(), x._version, expected(*[a.clone() if a is x else a for a in args])
-        got = _run(answer, *args)
-        if not isinstance(got, torch.Tensor):
-            return f"{takes} should return a tensor"
-        if x._version != version or not torch.equal(x, before):
-            return (f"{takes} wrote into x (its values or its version counter changed): an alias such as "
-                    "identity = x would see that; it should only read x")
-        if tuple(got.shape) != tuple(want.shape):
-            return f"for x of shape {tuple(x.shape)} the result should have shape {tuple(want.shape)}"
-        if not torch.equal(got, want):
-            return f"the values are not {what}"
-        if must_view(x) and not shares_storage(got, x):
-            return "the values are right, but the result owns new memory: it is a copy, and a view was possible"
-    return True
-
-
-@_code("03.2", "column", "look for an indexing form or a method that only changes shape, stride and offset")
-def _column(answer):
-    base = torch.arange(20.0).view(4, 5)
-    return _reads_only(answer, [(base.clone(), 0), (base.clone(), 3), (base.clone().t(), 2),
-                                (torch.arange(6.0).view(2, 3), 2)],
-                       "column(x, j)", lambda x, j: x[:, j], "column j of x", lambda x: True)
-
-
-@_code("03.3", "flat",
-       "you need something that returns a view when the strides allow it and copies only when they do not")
-def _flat(answer):
-    grid, cube = torch.arange(12.0).view(3, 4), torch.arange(24.0).view(2, 3, 4)
-    return _reads_only(answer, [(grid,), (grid.t(),), (cube,), (cube.permute(2, 0, 1),)], "flat(x)",
-                       lambda x: x.contiguous().view(-1), "x's elements in row-major order, in 1-D",
-                       lambda x: x.is_contiguous())
-
-
-@_code("04.3", "safe_relu", "compute the result out of place, or write into a copy; never into x")
-def _safe_relu(answer):
-    return _reads_only(answer, [(torch.randn(8, generator=torch.Generator().manual_seed(seed)),) for seed in (0, 1)],
-                       "safe_relu(x)", torch.relu, "relu(x)", lambda x: False)
+# 03.2, 03.3 and 04.3: functions that only read x
+_code("03.2", "column", "look for an indexing form or a method that only changes shape, stride and offset",
+      lambda answer: _reads_only(answer, [(torch.arange(20.0).view(4, 5), 0), (torch.arange(20.0).view(4, 5), 3),
+                                          (torch.arange(20.0).view(4, 5).t(), 2), (torch.arange(6.0).view(2, 3), 2)],
+                                 "column j of x", lambda x, j: x[:, j], _view))
+_code("03.3", "flat", "you need something that returns a view when the strides allow it and copies only when they "
+                      "do not",
+      lambda answer: _reads_only(answer, [(torch.arange(12.0).view(3, 4),), (torch.arange(12.0).view(3, 4).t(),),
+                                          (torch.arange(24.0).view(2, 3, 4),),
+                                          (torch.arange(24.0).view(2, 3, 4).permute(2, 0, 1),)],
+                                 "x's elements in row-major order, in 1-D", lambda x: x.contiguous().view(-1),
+                                 lambda got, x: x.is_contiguous() and _view(got, x)))
+_code("04.3", "safe_relu", "compute the result out of place, or write into a copy; never into x",
+      lambda answer: _reads_only(answer, [(torch.randn(8, generator=torch.Generator().manual_seed(seed)),)
+                                          for seed in (0, 1)], "relu(x)", torch.relu))
 
 
 @_code("05.2", "fixed",
@@ -180,8 +182,6 @@ def _fixed_sigmoid_double(answer):
                  torch.tensor(1.5)]:
         x, s = data.clone().requires_grad_(True), torch.sigmoid(data)
         out = _run(answer, x)
-        if not isinstance(out, torch.Tensor):
-            return f"fixed(x) must return a tensor, got {type(out).__name__}"
         if out.numel() != 1 or out.grad_fn is None:
             return "fixed(x) must return one number that autograd tracks back to x (like y.sum())"
         if not torch.allclose(out.detach(), (2 * s).sum(), rtol=TOLERANCE, atol=1e-6):
@@ -189,28 +189,24 @@ def _fixed_sigmoid_double(answer):
         try:
             out.backward()
         except RuntimeError as err:
-            if "modified by an inplace operation" in str(err):
-                return "backward still raises: something sigmoid saved is still overwritten in place"
-            raise
+            return _autograd_hint(err, saved="backward still raises: something sigmoid saved is still overwritten "
+                                             "in place")
         if not torch.allclose(x.grad, 2 * s * (1 - s), rtol=TOLERANCE, atol=1e-6):
             return ("the value is right but the gradient is wrong: a write that autograd cannot see (through .data "
                     "or a NumPy array) hides the problem instead of fixing it")
     return True
 
 
-@_code("05.3", "step", "turn gradient tracking off for the update, then change w's own memory with an "
-                              "in-place op")
+@_code("05.3", "step", "turn gradient tracking off for the update, then change w's own memory with an in-place op")
 def _sgd_step(answer):
     for lr in (0.1, 0.5):
         w = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
         (w ** 2).sum().backward()
         grad, before, ptr, version = w.grad.clone(), w.detach().clone(), w.data_ptr(), w._version
         try:
-            answer(w, lr)
+            _run(answer, w, lr, returns=None)
         except RuntimeError as err:
-            if "leaf Variable" in str(err):
-                return "the update raised the leaf error: autograd is still recording it"
-            raise
+            return _autograd_hint(err, leaf="the update raised the leaf error: autograd is still recording it")
         if torch.equal(w.detach(), before):
             return ("w did not change: step must write the new values into the tensor w itself (doing nothing, or "
                     "binding the name w to a new tensor inside step, leaves the caller's w as it was)")
@@ -235,8 +231,6 @@ def _graph_from_counts(answer):
         a = torch.linspace(0.1, 0.9, 4).reshape(shape).requires_grad_(True)
         b = torch.linspace(-1.0, 1.0, 4).reshape(shape).requires_grad_(True)
         out = _run(answer, a, b)
-        if not isinstance(out, torch.Tensor):
-            return f"make(a, b) must return a tensor, got {type(out).__name__}"
         if out.grad_fn is None:
             return "the result has no grad_fn: build it from a and b with ops autograd records"
         got = graph_nodes(out)
@@ -258,8 +252,9 @@ def _clone_cost(answer):
               torch.ones(1).expand(1000),               # stride 0: 4 bytes of storage, 1000 elements
               torch.arange(24, dtype=torch.int8).view(2, 3, 4).permute(2, 0, 1),
               torch.zeros(0, 3), torch.tensor(2.5), torch.ones(4, 4, dtype=torch.bool)]:
-        got = whole_number(_run(answer, t))
-        if got is None:
+        try:
+            got = whole(_run(answer, t, returns=None))
+        except Unreadable:
             return "clone_cost(t) should return a whole number of bytes"
         if got == t.clone().untyped_storage().nbytes():
             continue
@@ -290,16 +285,11 @@ def _fixed_block(answer):
             before = x.detach().clone()
             try:
                 out = _run(block, x, leaves[2])
-                if not isinstance(out, torch.Tensor):
-                    return "fixed_block should return a tensor"
                 out.sum().backward()
             except RuntimeError as err:
-                if "leaf Variable" in str(err):
-                    return f"with {name}, your block raised at once: it writes into x in place"
-                if "modified by an inplace operation" in str(err):
-                    return (f"with {name}, backward raised: autograd saved x, and the block wrote into it; a clone "
-                            "of x for the skip does not stop that write")
-                raise
+                return _autograd_hint(err, leaf=f"with {name}, your block raised at once: it writes into x in place",
+                                      saved=f"with {name}, backward raised: autograd saved x, and the block wrote "
+                                            "into it; a clone of x for the skip does not stop that write")
             if not torch.equal(x.detach(), before):
                 return f"with {name}, the caller's x was changed: the block must leave it alone"
             runs.append((out, leaves))
@@ -339,28 +329,22 @@ def _blocks_09_2():
 @_code("09.2", "writes_into_input", "an in-place op can leave the values as they were; look for something that counts "
                                     "in-place ops on a tensor and its views, not at the values")
 def _writes_into_input(answer):
-    for description, block, expected in _blocks_09_2():
-        x = torch.randn(2, 8, 6, 6, generator=torch.Generator().manual_seed(2))  # negative values: ReLU changes them
-        result = _run(answer, block, x)
-        if isinstance(result, torch.Tensor) and result.numel() == 1 and result.dtype == torch.bool:
-            result = bool(result)
-        if not isinstance(result, (bool, np.bool_)):
-            return "writes_into_input should return True or False"
-        if result != expected:
-            if "keeps x's values" in description:
-                return f"wrong for {description}: its values do not change, but it does write into x"
-            if "a view of x" in description:
-                return f"wrong for {description}: a write through a view is a write into x"
-            return f"wrong for {description}: your function says it {'wrote into x' if result else 'only read x'}"
-    return True
+    def hint(description: str, wrote: bool) -> str:
+        if "keeps x's values" in description:
+            return f"wrong for {description}: its values do not change, but it does write into x"
+        if "a view of x" in description:
+            return f"wrong for {description}: a write through a view is a write into x"
+        return f"wrong for {description}: your function says it {'only read x' if wrote else 'wrote into x'}"
+
+    x = torch.randn(2, 8, 6, 6, generator=torch.Generator().manual_seed(2))  # negative values: ReLU changes them
+    return _tells_apart(answer, [((block, x.clone()), wrote, hint(description, wrote))
+                                 for description, block, wrote in _blocks_09_2()])
 
 
 @_code("10.2", "make_fixed_model", "there are two fixes for the ReLU-first block; only one of them stops the write "
                                    "into the block's input")
 def _fixed_model(answer):
-    model = answer()
-    if not isinstance(model, torch.nn.Module):
-        return "make_fixed_model() should return the model, an nn.Module"
+    model = _run(answer, returns=torch.nn.Module, what="the model, an nn.Module")
     # the intended network: every block computes x + F(relu(x)) and only reads x
     reference = resnet(ReluFirstBlock, [1, 1], in_channels=1, base_width=24, stem="small", inplace=False)
     try:
@@ -368,12 +352,9 @@ def _fixed_model(answer):
     except RuntimeError:
         return ("build the notebook's network: resnet(ReluFirstBlock, [1, 1], in_channels=1, base_width=WIDTH, "
                 "stem=\"small\", ...), with the options that fix it")
-    inputs, overwritten = {}, []
-    blocks = [(name, m) for name, m in model.named_modules() if re.fullmatch(r"layer\d+\.\d+", name)]
-    handles = [h for name, m in blocks for h in (
-        m.register_forward_pre_hook(lambda m, args, n=name: inputs.__setitem__(n, (args[0], args[0]._version))),
-        m.register_forward_hook(lambda m, args, out, n=name: None if inputs[n][0]._version == inputs[n][1]
-                                else overwritten.append(n)))]   # a hook that returns None keeps the output
+    inputs = []   # (block name, its input, the input's version as the block starts)
+    handles = [m.register_forward_pre_hook(lambda m, args, n=name: inputs.append((n, args[0], args[0]._version)))
+               for name, m in model.named_modules() if re.fullmatch(r"layer\d+\.\d+", name)]
     try:
         model.train()
         reference.train()
@@ -383,6 +364,7 @@ def _fixed_model(answer):
     finally:
         for h in handles:
             h.remove()
+    overwritten = [name for name, block_input, version in inputs if block_input._version != version]
     if not isinstance(out, torch.Tensor) or out.shape != expected.shape:
         return "the model should return logits of shape (batch, 10)"
     if not _close(out, expected):

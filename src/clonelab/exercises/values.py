@@ -1,13 +1,6 @@
 """The exercises with one right answer, as data. Each ``truth`` runs the exercise's own code in PyTorch, so a
-check stays right if a release changes what an op does; the tests hold the answers the notebooks give.
-
-Two answers are written down instead, each with a test that runs PyTorch to confirm it: ``10.1`` (its truth
-is a dozen training runs) and ``quiz.10`` (it asks *why*, a choice between explanations).
-
->>> from clonelab import check
->>> bool(check("quiz.2", [0.0, 0.0, 0.0]))  # doctest: +ELLIPSIS
-✗ quiz.2: not yet. Hint: ...
-False
+check stays right if a release changes what an op does. Two answers are written down instead, each with a test
+that runs PyTorch: ``10.1`` (its truth is a dozen training runs) and ``quiz.10`` (a choice between explanations).
 """
 
 from __future__ import annotations
@@ -20,11 +13,11 @@ import torch
 import torch.nn.functional as F
 
 from clonelab.cost import block_inputs
-from clonelab.exercises import Exercise, choices, node_counts, numbers, one_of, outcomes, register, whole
+from clonelab.exercises import Exercise, choices, inplace_error, node_counts, numbers, one_of, outcomes, register, whole
 from clonelab.graphs import graph_nodes
 from clonelab.inspection import shares_storage
 from clonelab.memory import measure, saved_for_backward
-from clonelab.models import BasicBlock, conv1x1, resnet, toy_residual
+from clonelab.models import BasicBlock, ToyResidual, conv1x1, resnet, toy_residual
 
 
 def _nbytes(*shape: int) -> int:
@@ -40,6 +33,17 @@ def _snippet(code: str, result: str, **names: Any) -> Callable[[], Any]:
     return truth
 
 
+def _error(code: str, **names: Any) -> str | None:
+    """Run ``code``: None, or which of autograd's in-place errors it raised ("leaf" or "saved")."""
+    try:
+        _snippet(code, "None", **names)()
+    except RuntimeError as err:
+        if kind := inplace_error(err):
+            return kind
+        raise
+    return None
+
+
 def _written(lines: list[str] | dict[str, str], make: Callable[[], torch.Tensor]) -> frozenset[str]:
     """The lines (by label) that, run on a fresh ``x = make()``, bump ``x._version``: a write into x."""
     lines = lines if isinstance(lines, dict) else {line: line for line in lines}
@@ -51,12 +55,8 @@ def _after_write(op: Callable, line: str) -> str:
     version-counter error, else whether x's gradient is that of ``(2 * op(x, w)).sum()``."""
     x = torch.linspace(-2.0, 2.0, 5, requires_grad=True)
     w = torch.linspace(0.5, 1.5, 5, requires_grad=True)
-    try:
-        _snippet(line + "; y.sum().backward()", "None", y=op(x, w))()
-    except RuntimeError as err:
-        if "modified by an inplace operation" in str(err):
-            return "error"
-        raise
+    if _error(line + "; y.sum().backward()", y=op(x, w)):
+        return "error"
     meant, = torch.autograd.grad((2 * op(x, w)).sum(), x)
     return "right gradient" if torch.allclose(x.grad, meant, rtol=0, atol=1e-6) else "wrong gradient"
 
@@ -85,19 +85,6 @@ def _residual_07_3(mode: str) -> Callable:
     return block
 
 
-SHAPE_09_1, SHAPE_09_3 = (8, 3, 224, 224), (8, 64, 32, 32)
-
-
-def _wrong_09_1(total: int) -> dict[int, str]:
-    blocks = _block_inputs(*SHAPE_09_1)
-    return {**dict.fromkeys((n for n, _ in blocks), "that is the input of one block; every block clones its own input"),
-            total // 4: "that looks like a number of elements; the question asks for bytes (float32: 4 bytes each)",
-            _nbytes(*SHAPE_09_1) * len(blocks): "the blocks' inputs are not the images: the stem changes their shape "
-                                                "before the first block",
-            sum(n for n, down in blocks if down) + blocks[-1][0]: "that is the extra at the peak; the question asks "
-                                                                  "for the total allocated"}
-
-
 def _held_09_3() -> dict[str, int]:
     """Measured on a small batch as a number of copies of the input (0 or 1), times the question's input."""
     small = torch.randn(2, 64, 8, 8)
@@ -110,25 +97,21 @@ def _held_09_3() -> dict[str, int]:
 
 @functools.cache
 def _block_inputs(*shape: int) -> tuple[tuple[int, bool], ...]:
-    """(bytes of its input, does it downsample) for each block of ResNet-18 on a batch of ``shape``, from shapes
-    alone. clonelab's block feeds its clone to the shortcut convolution, which saves it for backward."""
-    net = resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000).to("meta")  # no memory, no compute
-    sizes = block_inputs(net, torch.empty(*shape, device="meta"))
+    """(bytes of its input, does it downsample) for each block of ResNet-18 on a batch of ``shape``, from one
+    forward pass without grad. clonelab's block feeds its clone to the shortcut convolution, which saves it."""
+    net = resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000)  # real tensors: the meta device's first use is slower
+    sizes = block_inputs(net, torch.zeros(*shape))
     return tuple((n, net.get_submodule(name).downsample is not None) for name, n in sizes.items())
 
 
-def _outcomes_08_3() -> dict[str, str]:
-    bn, found = torch.nn.BatchNorm2d(3), {}
-    for key, make in {"add": "a + b", "exp": "torch.exp(a)", "bn": "bn(a)", "tanh": "torch.tanh(a)", "leaf": "a",
-                      "mul": "a * b"}.items():
-        a, b = torch.randn(2, 3, 4, 4, requires_grad=True), torch.randn(2, 3, 4, 4, requires_grad=True)
-        try:
-            _snippet(f"x = {make}; identity = x; x.relu_(); (identity + x).sum().backward()", "None",
-                     a=a, b=b, bn=bn)()
-            found[key] = "silent"
-        except RuntimeError as err:
-            found[key] = "immediate error" if "leaf Variable" in str(err) else "backward error"
-    return found
+def _wrong_09_1(total: int) -> dict[int, str]:
+    blocks = _block_inputs(*SHAPE_09_1)
+    return {**dict.fromkeys((n for n, _ in blocks), "that is the input of one block; every block clones its own input"),
+            total // 4: "that looks like a number of elements; the question asks for bytes (float32: 4 bytes each)",
+            _nbytes(*SHAPE_09_1) * len(blocks): "the blocks' inputs are not the images: the stem changes their shape "
+                                                "before the first block",
+            sum(n for n, down in blocks if down) + blocks[-1][0]: "that is the extra at the peak; the question asks "
+                                                                  "for the total allocated"}
 
 
 def _differ_quiz_9() -> frozenset[str]:
@@ -142,15 +125,8 @@ def _differ_quiz_9() -> frozenset[str]:
     return frozenset(label for label in QUIZ_9 if not torch.equal(outs[label, "x"], outs[label, "x.clone()"]))
 
 
-def _toy_fields() -> list[str]:
-    return [f.name for f in dataclasses.fields(toy_residual("clone", backward=False))]
-
-
-def _saved_other_06_2() -> str:
-    r = toy_residual("clone", backward=False)
-    return next(name for name in _toy_fields() if getattr(r, name) is r.feature2.grad_fn._saved_other)
-
-
+SHAPE_09_1, SHAPE_09_3, QUIZ_11_SHAPE = (8, 3, 224, 224), (8, 64, 32, 32), (4, 3, 32, 32)
+TOY_FIELDS = [f.name for f in dataclasses.fields(ToyResidual)]
 _POST = ("input_data = torch.tensor([1.0]); weight1 = torch.tensor([2.0], requires_grad=True); "
          "weight2 = torch.tensor([3.0], requires_grad=True); feature = weight1 * input_data; ")
 _POST_08_1 = {skip: _snippet(_POST + f"out = {skip} + weight2 * feature; ((out - 8.5) ** 2).sum().backward()",
@@ -162,7 +138,9 @@ LINES_04_2 = {"A": "x = x * 2", "B": "x *= 2", "C": "x[:, 0] = 0", "D": "x.t().a
 OPS_05_1 = {"relu": lambda x, w: x.relu(), "sigmoid": lambda x, w: x.sigmoid(), "exp": lambda x, w: x.exp(),
             "tanh": lambda x, w: x.tanh(), "sin": lambda x, w: x.sin(), "square": lambda x, w: x ** 2,
             "mul": lambda x, w: x * w, "add": lambda x, w: x + w, "clone": lambda x, w: x.clone()}
-KEYS_08_3 = ["add", "exp", "bn", "tanh", "leaf", "mul"]
+MADE_08_3 = {"add": "a + b", "exp": "torch.exp(a)", "bn": "bn(a)", "tanh": "torch.tanh(a)", "leaf": "a",
+             "mul": "a * b"}
+SAID_08_3 = {None: "silent", "saved": "backward error", "leaf": "immediate error"}
 QUIZ_3 = ["x[1]", "x[:, ::2]", "x[[0, 2]]", "x.reshape(4, 3)", "x.t().reshape(12)", "x.detach()", "x + 0",
           "x.expand(2, 3, 4)", "x[x > 5]"]
 QUIZ_4 = ["x += 1", "x = x + 1", "x.add_(1)", "x.add(1)", "torch.add(x, 1, out=x)", "x[0] = 1",
@@ -171,7 +149,6 @@ QUIZ_5 = ["y.data.mul_(2)", "y.detach().mul_(2)", "y.mul_(2)", "y = y * 2"]
 QUIZ_9 = {"A": "out = bn(conv(x)); out += identity; out = F.relu(out, inplace=True)",
           "B": "out = conv(F.relu(x, inplace=True)); out += identity", "C": "x = x * 0.5; out = conv(x) + identity",
           "D": "x *= 0.5; out = conv(x) + identity", "E": "x[:, 0] = 0.0; out = conv(x) + identity"}
-QUIZ_11_SHAPE = (4, 3, 32, 32)
 _ONE_WAY = "mul_ writes into feature; check whether identity sees that write in both versions"
 _Y_AT_THAT_MOMENT = "y[0] = 5 writes into the tensor that y names at that moment; check which tensor that is"
 
@@ -182,11 +159,11 @@ register(
              truth=_snippet("a = torch.tensor([2.0, 3.0, 4.0], requires_grad=True); "
                             "b, c, d, e = a.clone(), a, a.detach(), a.detach().clone(); "
                             "(b * c + d * e).sum().backward()", "tuple(a.grad.tolist())"),
-             wrong=lambda t: {tuple(2 * v for v in t): "detach() cuts a tensor out of the graph: d and e are "
-                                                        "constants to autograd",
-                              tuple(v / 2 for v in t): "clone() is differentiable and c is a itself: both factors "
-                                                       "of b * c depend on a",
-                              (0.0,) * 3: "loss depends on a through b and c; a backward pass does reach a"}),
+             wrong=lambda t: {
+                 tuple(2 * v for v in t): "detach() cuts a tensor out of the graph: d and e are constants to autograd",
+                 tuple(v / 2 for v in t): "clone() is differentiable and c is a itself: both factors of b * c depend "
+                                          "on a",
+                 (0.0,) * 3: "loss depends on a through b and c; a backward pass does reach a"}),
     Exercise("02.1", hint="work line by line: which lines change the shared list, and which make a new one?",
              form="your prediction as a list, such as [1, 2]", parse=numbers(integral=True),
              truth=_snippet("xs = [1, 2]; ys = xs; ys += [3]; ys = ys + [4]", "tuple(xs)"),
@@ -196,11 +173,11 @@ register(
                           "permute reorders the dimensions, and each stride moves with its dimension",
              form="the strides as a tuple of three ints, like the one `t.stride()` returns",
              parse=numbers(3, integral=True), truth=lambda: torch.zeros(2, 3, 4).permute(2, 0, 1).stride(),
-             wrong=lambda t: {torch.zeros(2, 3, 4).stride(): "those are the strides before permute; after permute, "
-                                                             "each stride follows its dimension",
-                              torch.zeros(4, 2, 3).stride(): "those are the strides of a new contiguous tensor of "
-                                                             "shape (4, 2, 3); permute copies nothing, so it reuses "
-                                                             "x's strides in the new order"}),
+             wrong=lambda t: {
+                 torch.zeros(2, 3, 4).stride(): "those are the strides before permute; after permute, each stride "
+                                                "follows its dimension",
+                 torch.zeros(4, 2, 3).stride(): "those are the strides of a new contiguous tensor of shape (4, 2, 3); "
+                                                "permute copies nothing, so it reuses x's strides in the new order"}),
     Exercise("04.1", hint="count the writes into a's storage; one line rebinds a name to a new tensor",
              form="the version as an int", parse=whole,
              truth=_snippet("a = torch.zeros(3); b = a; c = a[1:]; a += 1; c.mul_(2); b = b + 1; b.add_(1)",
@@ -212,8 +189,8 @@ register(
     Exercise("04.2", hint="for each line ask: does it write into existing memory (which tensor's?), or make a new "
                           "tensor and at most move a name?",
              form='letters from A to H, as a string such as "AE" or a set such as {"A", "E"}',
-             parse=choices(LINES_04_2), truth=lambda: _written(LINES_04_2, lambda: torch.tensor([[1.0, -2.0],
-                                                                                                 [3.0, -4.0]])),
+             parse=choices(LINES_04_2),
+             truth=lambda: _written(LINES_04_2, lambda: torch.tensor([[1.0, -2.0], [3.0, -4.0]])),
              wrong=lambda t: {
                  "A": "`x = x * 2` makes a new tensor and moves the name x to it; the old tensor is not written",
                  "H": "a clone has its own memory, so writing into it leaves x alone",
@@ -228,8 +205,10 @@ register(
              truth=lambda: frozenset(n for n, op in OPS_05_1.items() if _after_write(op, "y.mul_(2)") == "error")),
     Exercise("06.2", hint="draw the graph with show_saved=True and follow the plain line from the second "
                           "MulBackward0 to its 'other' box; or compare that node's _saved_other with `is`",
-             form='the name of a field as a string, e.g. "weight1"', parse=one_of(_toy_fields),
-             truth=_saved_other_06_2),
+             form='the name of a field as a string, e.g. "weight1"', parse=one_of(TOY_FIELDS),
+             truth=_snippet("r = toy_residual('clone', backward=False)", "next(name for name in TOY_FIELDS "
+                            "if getattr(r, name) is r.feature2.grad_fn._saved_other)",
+                            toy_residual=toy_residual, TOY_FIELDS=TOY_FIELDS)),
     Exercise("06.3", hint="a node is recorded only for an op on a tensor that requires grad; compare graph_nodes "
                           "of the two blocks' outputs",
              form="a whole number (an int), such as the result of graph_nodes(...)[...]", parse=whole,
@@ -239,9 +218,10 @@ register(
                           "numel() * element_size() bytes",
              form="a whole number of bytes, an int", parse=whole,
              truth=lambda: torch.zeros(10, 10, dtype=torch.float16).clone().untyped_storage().nbytes(),
-             wrong=lambda t: {torch.zeros(10, 10).numel(): "that is the number of elements; how many bytes does "
-                                                           "each float16 element take?",
-                              torch.zeros(10, 10).nbytes: "that would be float32; the tensor is float16"}),
+             wrong=lambda t: {
+                 torch.zeros(10, 10).numel(): "that is the number of elements; how many bytes does each float16 "
+                                              "element take?",
+                 torch.zeros(10, 10).nbytes: "that would be float32; the tensor is float16"}),
     Exercise("07.3", hint="measure() both variants and subtract; then compare saved_for_backward(...).nbytes",
              form='a dict with exactly the keys "allocated" and "saved", each a whole number of bytes',
              parse=numbers(integral=True, names=("allocated", "saved")),
@@ -253,18 +233,22 @@ register(
                           "with respect to weight1 by the chain rule",
              form="a tuple (output, weight1_grad) of two numbers",
              parse=numbers(names=("output", "weight1_grad")), truth=_POST_08_1["input_data"],
-             wrong=lambda t: {("output", _POST_08_1["feature"]()["output"]): "that is the output of the post's model, "
-                              "where the skip carries feature; here it carries the input",
-                              "output": "the output is not right yet: the skip now adds the input, not feature",
-                              ("weight1_grad", _POST_08_1["feature"]()["weight1_grad"]):
-                              "that is the post's gradient; with the input on the skip, weight1 only reaches the "
-                              "output through the branch",
-                              "weight1_grad": "the output is right; recompute weight1's gradient: d loss / d output "
-                                              "changes too"}),
+             wrong=lambda t: {
+                 ("output", _POST_08_1["feature"]()["output"]): "that is the output of the post's model, where the "
+                                                                "skip carries feature; here it carries the input",
+                 "output": "the output is not right yet: the skip now adds the input, not feature",
+                 ("weight1_grad", _POST_08_1["feature"]()["weight1_grad"]):
+                     "that is the post's gradient; with the input on the skip, weight1 only reaches the output "
+                     "through the branch",
+                 "weight1_grad": "the output is right; recompute weight1's gradient: d loss / d output changes too"}),
     Exercise("08.3", hint='ask of each op: does its backward need its own output? Is x a leaf? Use "silent", '
                           '"backward error" or "immediate error"',
-             form=f"a dict with the keys {KEYS_08_3}", truth=_outcomes_08_3,
-             parse=outcomes(KEYS_08_3, ("silent", "backward error", "immediate error"))),
+             form=f"a dict with the keys {list(MADE_08_3)}", parse=outcomes(MADE_08_3, SAID_08_3.values()),
+             truth=lambda: {key: SAID_08_3[_error(f"x = {made}; identity = x; x.relu_(); "
+                                                  "(identity + x).sum().backward()", bn=torch.nn.BatchNorm2d(3),
+                                                  a=torch.randn(2, 3, 4, 4, requires_grad=True),
+                                                  b=torch.randn(2, 3, 4, 4, requires_grad=True))]
+                            for key, made in MADE_08_3.items()}),
     Exercise("09.1", hint="the clone copies each block's input once; add up the bytes of the inputs of all 8 blocks "
                           "(forward pre-hooks on the blocks see them)",
              form="a whole number of bytes (an int)", parse=whole,
@@ -273,14 +257,15 @@ register(
                           "at what a convolution saves",
              form="a tuple (plain_block, downsampling_block) of two ints",
              parse=numbers(integral=True, names=("plain", "downsampling")), truth=_held_09_3,
-             wrong=lambda t: {("plain", _nbytes(*SHAPE_09_3)): "the plain block's clone is freed when the block "
-                                                               "returns: nothing in its graph refers to it",
-                              "plain": "the plain block's entry is not right yet",
-                              ("downsampling", 0): "in the downsampling block the clone goes into the shortcut's 1x1 "
-                                                   "convolution: look at what that convolution keeps",
-                              ("downsampling", _nbytes(*SHAPE_09_3) // 4): "count bytes, not elements",
-                              "downsampling": "the downsampling block's entry is not right yet: start from the size "
-                                              "of one copy of the input"}),
+             wrong=lambda t: {
+                 ("plain", _nbytes(*SHAPE_09_3)): "the plain block's clone is freed when the block returns: nothing "
+                                                  "in its graph refers to it",
+                 "plain": "the plain block's entry is not right yet",
+                 ("downsampling", 0): "in the downsampling block the clone goes into the shortcut's 1x1 convolution: "
+                                      "look at what that convolution keeps",
+                 ("downsampling", _nbytes(*SHAPE_09_3) // 4): "count bytes, not elements",
+                 "downsampling": "the downsampling block's entry is not right yet: start from the size of one copy "
+                                 "of the input"}),
     Exercise("10.1", hint="ask of each change: does anything now write into a block's input x before the addition, "
                           "or do the two runs now do different things",
              form='a set of letters, e.g. {"A", "B"}', parse=choices("ABCDEF"),
@@ -298,10 +283,10 @@ register(
                             "the tensor that x names",
              form="the three values of x, e.g. [0.0, 0.0, 0.0]", parse=numbers(3),
              truth=_snippet("x = torch.zeros(3); y = x; y += 1; y = y * 2; y[0] = 5", "tuple(x.tolist())"),
-             wrong=lambda t: {(5.0, *t[1:]): _Y_AT_THAT_MOMENT, (5.0, *(2 * v for v in t[1:])): _Y_AT_THAT_MOMENT,
-                              tuple(2 * v for v in t): "y = y * 2 makes a new tensor and moves the name y; x is not "
-                                                       "touched by it",
-                              (0.0,) * 3: "y += 1 is not y = y + 1 for a tensor"}),
+             wrong=lambda t: {
+                 (5.0, *t[1:]): _Y_AT_THAT_MOMENT, (5.0, *(2 * v for v in t[1:])): _Y_AT_THAT_MOMENT,
+                 tuple(2 * v for v in t): "y = y * 2 makes a new tensor and moves the name y; x is not touched by it",
+                 (0.0,) * 3: "y += 1 is not y = y + 1 for a tensor"}),
     Exercise("quiz.3", hint="a view only changes shape, stride and offset; a copy is needed when no single stride "
                             "per dimension can describe the result, or when the indices are data",
              form='a set of labels from the list, e.g. {"x[1]"}', parse=choices(QUIZ_3),
@@ -327,11 +312,12 @@ register(
              truth=_snippet("r = saved_for_backward(lambda t: t[:, :10].clone(), "
                             "torch.zeros(1000, 1000, requires_grad=True))",
                             "{'allocated': r.result.nbytes, 'saved': r.nbytes}", saved_for_backward=saved_for_backward),
-             wrong=lambda t: {("allocated", _nbytes(1000, 1000)): "that is the size of x's whole storage; the "
-                                                                  "clone copies only what the view shows",
-                              "allocated": "the first number is not right yet: elements times bytes per element",
-                              "saved": "the allocation is right; for the second number, look up what clone's "
-                                       "backward formula needs"}),
+             wrong=lambda t: {
+                 ("allocated", _nbytes(1000, 1000)): "that is the size of x's whole storage; the clone copies only "
+                                                     "what the view shows",
+                 "allocated": "the first number is not right yet: elements times bytes per element",
+                 "saved": "the allocation is right; for the second number, look up what clone's backward formula "
+                          "needs"}),
     Exercise("quiz.8", hint="write down what identity holds at the moment of the addition, in each version",
              form="a tuple (output with the alias, output with the clone) of two numbers", parse=numbers(2),
              truth=lambda: tuple(_snippet(_POST + _POST_QUIZ_8.format(take), "out.item()")()
@@ -351,9 +337,9 @@ register(
                              "blocks that feed the clone into a convolution",
              form="a whole number of bytes (an int)", parse=whole,
              truth=lambda: sum(n for n, down in _block_inputs(*QUIZ_11_SHAPE) if down),
-             wrong=lambda t: {**{n: "that is one block's clone; count every block whose clone is still held"
-                                 for n, down in _block_inputs(*QUIZ_11_SHAPE) if down},
-                              0: "some clones are still alive after the forward pass: count the ones that a "
-                                 "backward node saved",
-                              t // 4: "count bytes, not elements (float32: 4 bytes each)"}),
+             wrong=lambda t: {
+                 **{n: "that is one block's clone; count every block whose clone is still held"
+                    for n, down in _block_inputs(*QUIZ_11_SHAPE) if down},
+                 0: "some clones are still alive after the forward pass: count the ones that a backward node saved",
+                 t // 4: "count bytes, not elements (float32: 4 bytes each)"}),
 )
