@@ -129,3 +129,33 @@ def test_the_readme_map_of_the_package_gives_honest_sizes():
     assert said, "the README no longer gives the package's size"
     for stated, actual in zip((int(g.replace(",", "")) for g in said.groups()), (helpers, exercises)):
         assert abs(actual - stated) <= 0.1 * actual, f"README says about {stated} lines; there are {actual}"
+
+
+def test_no_module_of_the_package_imports_itself_in_a_circle():
+    """Every `import clonelab.x` / `from clonelab.x import ...` in the package, at module level or inside a
+    function, as a graph of modules: it has no cycle (graphs -> _fallback -> _autograd, never back)."""
+    import ast
+
+    package = ROOT / "src" / "clonelab"
+    imports = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package).with_suffix("").parts
+        name = ".".join(("clonelab", *parts[:-1])) if parts[-1] == "__init__" else ".".join(("clonelab", *parts))
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("clonelab"):
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names if alias.name.startswith("clonelab")}
+        imports[name] = found - {name}
+
+    def circle_from(start, path):
+        for nxt in sorted(imports.get(path[-1], ())):
+            if nxt == start:
+                return path + [start]
+            if nxt not in path and nxt in imports and (found := circle_from(start, path + [nxt])):
+                return found
+        return None
+
+    circles = [c for m in sorted(imports) if (c := circle_from(m, [m]))]
+    assert not circles, f"import circles: {circles}"
