@@ -64,3 +64,16 @@ def test_tested_range_edges():
     assert not torch_in_tested_range(f"{major}.{minor - 1}.9")
     major, minor = map(int, high.split("."))
     assert not torch_in_tested_range(f"{major}.{minor + 1}.0")
+
+
+def test_the_environment_check_runs_before_torch_is_installed():
+    """Notebook 00's first check must report a missing torch, not crash on it: import torch is made to fail."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['torch'] = None\n"  # `import torch` now raises ImportError
+            "import clonelab; report = clonelab.check_environment(verbose=False)\n"
+            "print(report.ok, [line for line in str(report).splitlines() if 'torch' in line][0])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("False [FAIL]") and "pip install 'torch>=" in out.stdout, out.stdout

@@ -608,10 +608,9 @@ def test_registering_an_id_twice_is_refused():
 
 
 def _patched(monkeypatch, exercise: Exercise) -> None:
-    from clonelab import exercises
+    from clonelab.exercises import _core
 
-    exercises._load_all()
-    monkeypatch.setitem(exercises._REGISTRY, exercise.id, exercise)
+    monkeypatch.setitem(_core._REGISTRY, exercise.id, exercise)
 
 
 def test_an_answer_that_breaks_the_check_is_wrong_not_a_crash(monkeypatch):
@@ -633,7 +632,7 @@ def test_an_unreadable_answer_is_told_the_form_or_what_is_wrong_with_it(monkeypa
 
 
 def test_each_truth_runs_once_and_leaves_the_random_state_alone(monkeypatch):
-    from clonelab import exercises
+    from clonelab.exercises import _core as exercises
 
     runs = []
 

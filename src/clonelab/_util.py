@@ -1,4 +1,5 @@
-"""Small helpers that several modules share: a byte count as text, a tensor's version, a thread count."""
+"""Small helpers that several modules share: a byte count as text, a dtype's short name, a tensor's version,
+a thread count."""
 
 from __future__ import annotations
 
@@ -26,6 +27,11 @@ def format_bytes(n: float) -> str:
         value /= 1024
     text = f"{value:.3g}" if value != int(value) else f"{int(value)}"
     return f"{'-' if n < 0 else ''}{text} {unit}"
+
+
+def dtype_name(dtype) -> str:
+    """A dtype without its ``torch.`` prefix: ``float32`` for ``torch.float32``."""
+    return str(dtype).removeprefix("torch.")
 
 
 def version_of(t) -> int | None:

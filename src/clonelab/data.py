@@ -27,7 +27,8 @@ def load_digits_tensors(*, test_size: float = 0.25, seed: int = 0) -> Digits:
     """Load scikit-learn's bundled digits and split them, stratified, into train and test tensors.
 
     ``test_size`` is the fraction kept for testing; equal ``seed`` give identical tensors.
-    scikit-learn raises ValueError for a ``test_size`` outside (0, 1) or a negative ``seed``.
+    As in scikit-learn's ``train_test_split``, an int ``test_size`` is a count of test images; scikit-learn raises
+    ValueError for a float outside (0, 1), a count it cannot split or a negative ``seed``.
 
     >>> d = load_digits_tensors(test_size=0.2, seed=1)
     >>> len(d.y_test), float(d.x_train.max()), d.y_train.unique().tolist()

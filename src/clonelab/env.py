@@ -91,7 +91,8 @@ def check_environment(verbose: bool = True) -> EnvReport:
     >>> check_environment(verbose=False).ok
     True
     """
-    from clonelab.graphs import dot_available, install_hint
+    from clonelab._fallback import dot_available, install_hint  # torch-free: this check runs before torch is there
+
     py_ok = sys.version_info >= (3, 10)
     lines = [("OK" if py_ok else "FAIL", "python",
               platform.python_version() + ("" if py_ok else " (the series needs 3.10 or newer)"))]

@@ -18,6 +18,7 @@ from clonelab import _fallback
 from clonelab._autograd import backward_nodes, require_graph, saved_tensors
 from clonelab._checks import require_bool, require_optional_str
 from clonelab._fallback import dot_available, install_hint
+from clonelab.inspection import shares_storage
 
 if TYPE_CHECKING:  # only for type hints: these imports are heavy or optional
     import graphviz
@@ -174,8 +175,6 @@ def _make_digraph(output: torch.Tensor, params: dict[str, torch.Tensor], show_sa
         digraph = torchviz.make_dot(output, params=params or None, show_attrs=show_attrs, show_saved=show_saved)
     source = digraph.source
     if mark is not None:  # paint red each saved box whose tensor shares memory with mark
-        from clonelab.inspection import shares_storage
-
         wanted = {(str(id(fn)), name) for fn in nodes for name, t in saved_tensors(fn)
                   if t is not None and t.layout == torch.strided and shares_storage(t, mark)}
         labels = dict(re.findall(r'^\t(\d+) \[label="?([\w\[\]]+)', source, re.M))

@@ -67,7 +67,8 @@ def describe(*tensors, names: Sequence[str] | str | None = None, columns: Sequen
 
     ``names``: one per tensor, a list or a string ("a b"). ``columns``: which of :data:`COLUMNS` to show, in
     order. ``shares_storage_with``: earlier rows that share memory with this one; ``grad``: ``.grad`` (its values
-    up to 4 elements). ValueError for a wrong number of names or an unknown column.
+    up to 4 elements). TypeError without tensors or for a non-tensor; ValueError for a wrong number of names or an
+    unknown column, TypeError or ValueError for a tensor that is not dense.
 
     >>> a = torch.tensor([2., 3., 4.], requires_grad=True)
     >>> describe(a, a.clone(), names="a b", columns="shares_storage_with grad_fn").rows

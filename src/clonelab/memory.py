@@ -18,6 +18,7 @@ from torch._C._profiler import _EventType
 from clonelab._autograd import backward_nodes, saved_tensors
 from clonelab._checks import storage_key
 from clonelab._table import Table
+from clonelab._util import dtype_name
 
 
 @dataclass
@@ -65,7 +66,7 @@ class Allocation(NamedTuple):
 def allocation_lifetimes(report: MemoryReport) -> list[Allocation]:
     """Every allocation in a CPU :func:`measure` report's ``trace``, in order, as an ``Allocation(op, root,
     nbytes, start, end)``: ``start`` and ``end`` index it and its free there (``end`` None: alive at the
-    end of the block). ValueError for a CUDA report, which has no trace. Used by model_clone_cost.
+    end of the block). ValueError for a CUDA report, which has no trace. Used by model_clone_cost and memory_timeline.
 
     >>> x = torch.ones(100)
     >>> with measure() as m:
@@ -121,7 +122,8 @@ class measure:
     ``device``: ``"cpu"`` or ``"cuda"`` (ValueError otherwise, or without a GPU). Blocks can nest. CPU: the
     profiler's every allocation and free, exact to the byte; frees of memory allocated before the block are
     ignored. CUDA: the caching allocator's blocks, each request rounded up to a multiple of 512 bytes, and one
-    over 1 MiB may get up to about 1 MiB more than the rounded request.
+    over 1 MiB may get up to about 1 MiB more than the rounded request. The report that ``with`` gives is filled
+    in when the block exits: inside the block its counts are still 0.
 
     >>> x = torch.ones(256)
     >>> with measure() as m:
@@ -242,7 +244,7 @@ def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
     rows, keys = [], {}
 
     def pack(t):
-        rows.append([tuple(t.shape), str(t.dtype).replace("torch.", ""), t.numel() * t.element_size(),
+        rows.append([tuple(t.shape), dtype_name(t.dtype), t.numel() * t.element_size(),
                      t.untyped_storage().nbytes(), keys.setdefault(storage_key(t), f"s{len(keys)}")])
         return t
 
@@ -264,7 +266,7 @@ def saved_by_node(output) -> Table:
     for node in backward_nodes(output):  # depth-first from the output, each node once
         name, saved = type(node).__name__, saved_tensors(node)
         rows += [[name, label, "freed", "-", "-"] if t is None else
-                 [name, label, tuple(t.shape), str(t.dtype).replace("torch.", ""), t.numel() * t.element_size()]
+                 [name, label, tuple(t.shape), dtype_name(t.dtype), t.numel() * t.element_size()]
                  for label, t in saved] or [[name, "(nothing)", "-", "-", 0]]
     return Table(["node", "saved", "shape", "dtype", "bytes"], rows)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from clonelab._checks import require_dense_tensor, require_optional_str, storage_key
-from clonelab._util import format_bytes
+from clonelab._util import dtype_name, format_bytes
 from clonelab.inspection import storage_positions
 from clonelab.memory import allocation_lifetimes
 
@@ -162,7 +162,7 @@ def plot_storage(tensors: Mapping[str, torch.Tensor], *, title: str | None = Non
     name_font, box_font, name_h, name_step, mark_h = 11.0, 9.0, 0.3, 0.4, 0.28
     name_w = max(max(len(n) for n in layout.names) * name_font * _MONO_CHAR + 0.3, 0.6)
     box_text = [f"shape   {o.shape}\nstride  {o.stride}\noffset  {o.storage_offset}\n"
-                f"dtype   {str(o.dtype).removeprefix('torch.')}" for o in layout.objects]
+                f"dtype   {dtype_name(o.dtype)}" for o in layout.objects]
     box_w = max(max(len(s) for b in box_text for s in b.split("\n")) * box_font * _MONO_CHAR + 0.3, 1.7)
     box_h = 0.26 + 4 * (1.35 * box_font / 72) + 0.12  # header band, four lines, padding
     name_col = max(name_w, 1.15)  # wide enough for its column header
@@ -184,7 +184,7 @@ def plot_storage(tensors: Mapping[str, torch.Tensor], *, title: str | None = Non
     y = height - top
     for s_index, s in enumerate(layout.storages):  # the storage's header and strip, then a row per object
         _text(ax, x_store, y - header_h / 2, f"storage {s_index}: {s.n_cells:,} \u00d7 "
-              f"{str(s.cell_dtype).removeprefix('torch.')} = {format_bytes(s.nbytes)}"
+              f"{dtype_name(s.cell_dtype)} = {format_bytes(s.nbytes)}"
               f"{'' if s.device == 'cpu' else f' on {s.device}'}", 10, "#333333", ha="left", fontweight="bold")
         y -= header_h
         bottom, cell_w = y - strip_h, min(0.5, store_w / max(s.n_cells, 1)) if 0 < s.n_cells <= MAX_CELLS else 0
@@ -382,8 +382,8 @@ _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "leaf", "yes"), ("leaf",
 
 
 def decision_chart() -> Figure:
-    """The rule of notebooks 08 ("A rule of thumb") and 11: do I need ``identity = x.clone()``? 950 px wide.
-    "Make the write out of place": ``nn.ReLU(inplace=False)``, ``F.relu(x)``, ``x = x + y`` not ``x += y``.
+    """A closed Figure, 950 px wide: the decision chart "do I need ``identity = x.clone()``?" of notebooks 08
+    ("A rule of thumb") and 11. "Make the write out of place": ``nn.ReLU(inplace=False)``, ``F.relu(x)``, ``x = x + y`` not ``x += y``.
 
     >>> sorted(t.get_text() for t in decision_chart().axes[0].texts if t.get_text() in ("yes", "no"))
     ['no', 'no', 'no', 'yes', 'yes', 'yes']

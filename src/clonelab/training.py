@@ -14,6 +14,7 @@ from torch import Tensor, nn
 
 from clonelab._checks import require_int
 from clonelab._util import intra_op_threads
+from clonelab.memory import measure
 
 
 @dataclass
@@ -73,8 +74,6 @@ def train(model: nn.Module, data, *, epochs: int = 10, seed: int = 0, batch_size
 
 def _fit(model: nn.Module, data, epochs: int, seed: int, batch_size: int, lr: float, progress: bool) -> History:
     from tqdm import tqdm  # not tqdm.auto, which warns when ipywidgets is missing
-
-    from clonelab.memory import measure
 
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
     device = optimizer.param_groups[0]["params"][0].device

@@ -17,7 +17,7 @@ from torch.utils._pytree import tree_flatten
 
 from clonelab._checks import require_dense_tensor, storage_key
 from clonelab._table import Table
-from clonelab._util import version_of
+from clonelab._util import dtype_name, version_of
 
 NEW, VIEW, INPLACE, VALUE = "NEW", "VIEW", "IN-PLACE", "VALUE"
 
@@ -190,7 +190,7 @@ class _Recorder(TorchDispatchMode):
 
     def _add(self, op, kind, shown, nbytes=0, target=None, version=None, note=""):
         self.log.append(OpRecord(op, self.calls, kind, nbytes, target, version, tuple(shown.shape),
-                                 str(shown.dtype).replace("torch.", ""), str(shown.device), note))
+                                 dtype_name(shown.dtype), str(shown.device), note))
 
     def _write(self, op, arg, target, before, shown):
         """Record an IN-PLACE write into ``target``; its "after" version is read later."""

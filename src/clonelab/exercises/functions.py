@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from clonelab.exercises import Exercise, Unreadable, function, inplace_error, register, whole
+from clonelab.exercises._core import Exercise, Unreadable, function, inplace_error, register, whole
 from clonelab.graphs import graph_nodes
 from clonelab.inspection import shares_storage
 from clonelab.models import BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock, resnet

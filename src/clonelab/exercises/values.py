@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from clonelab.cost import block_inputs
-from clonelab.exercises import Exercise, choices, inplace_error, node_counts, numbers, one_of, outcomes, register, whole
+from clonelab.exercises._core import Exercise, choices, inplace_error, node_counts, numbers, one_of, outcomes, register, whole
 from clonelab.graphs import graph_nodes
 from clonelab.inspection import shares_storage
 from clonelab.memory import measure, saved_for_backward

@@ -1,0 +1,283 @@
+"""The machinery of the exercise checks: :class:`Exercise`, the registry, the answer parsers and ``check``.
+``values.py`` and ``functions.py`` declare the exercises with it; ``clonelab.exercises`` loads both."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import numbers as _numbers
+import re
+import textwrap
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+
+class Unreadable(Exception):
+    """The answer is not of the form the exercise asks for; the message (if any) says what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise. ``parse`` reads an answer into one comparable form (or raises :class:`Unreadable`). Then
+    ``judge`` runs an answer that is code, or the answer is compared with ``truth()`` (computed once, then kept) and a
+    wrong one gets the hint that ``wrong(truth)`` keys by the whole answer, by an option picked or left out
+    wrongly, or by a part name or (part, value) pair; else a count of the wrong options or parts, or ``hint``."""
+
+    id: str
+    hint: str                                   # for a wrong answer without a hint of its own
+    form: str                                   # what an answer looks like: "answer with <form>"
+    parse: Callable[[Any], Any]
+    truth: Callable[[], Any] | None = None
+    wrong: Callable[[Any], Mapping] = field(default=lambda truth: {})
+    judge: Callable[[Any], bool | str] | None = None   # instead of truth: runs an answer that is code
+
+
+_REGISTRY: dict[str, Exercise] = {}
+_TRUTHS: dict[str, Any] = {}
+
+
+def register(*exercises: Exercise) -> None:
+    """Add exercises to the registry (the ``values`` and ``functions`` modules do); an id may appear once."""
+    for ex in exercises:
+        if ex.id in _REGISTRY:
+            raise ValueError(f"exercise_id {ex.id!r} is registered twice")
+        _REGISTRY[ex.id] = ex
+
+
+def exercise_ids() -> list[str]:
+    """Every registered exercise id."""
+    return sorted(_REGISTRY)
+
+
+# --- answer parsers: each returns the answer in one comparable form or raises Unreadable --------------------
+
+
+def number(answer: Any, integral: bool = False) -> float | int:
+    """Parser: one real number (an int, a float, a NumPy scalar or a one-element tensor; not a bool), as a float;
+    with ``integral``, a whole number (200, 200.0, numpy.int64(200), torch.tensor(200)) as an int."""
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and answer.dtype != torch.bool:
+        answer = answer.item()
+    if not isinstance(answer, _numbers.Real) or isinstance(answer, bool):
+        raise Unreadable
+    if integral and not float(answer).is_integer():
+        raise Unreadable
+    return int(answer) if integral else float(answer)
+
+
+def whole(answer: Any) -> int:
+    """Parser: one whole number, as an int (see :func:`number`)."""
+    return number(answer, integral=True)
+
+
+def numbers(n: int | None = None, *, integral: bool = False, names: tuple[str, ...] = ()) -> Callable:
+    """Parser: n numbers (any count for None) from a list, tuple, tensor or array, as a tuple; with ``names``,
+    a dict by name (from a sequence in that order, or a dict with those keys).
+
+    >>> numbers(2, integral=True, names=("a", "b"))([3.0, 4])
+    {'a': 3, 'b': 4}
+    """
+    def parse(answer):
+        if isinstance(answer, Mapping) and names and set(answer) == set(names):
+            answer = [answer[k] for k in names]
+        elif hasattr(answer, "tolist") and not isinstance(answer, (str, bytes)):   # tensors, NumPy arrays
+            answer = answer.flatten().tolist() if hasattr(answer, "flatten") else answer.tolist()
+        if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
+            raise Unreadable
+        values = [number(v, integral) for v in answer]
+        if len(values) != (len(names) or n or len(values)):
+            raise Unreadable
+        return dict(zip(names, values)) if names else tuple(values)
+    return parse
+
+
+def _key(text: str) -> str:
+    """Labels compare without spaces, case or surrounding brackets: "(B)" is "b", "x[:,::2]" is "x[:, ::2]"."""
+    text = "".join(text.split()).casefold()
+    return text[1:-1] if re.fullmatch(r"\(.*\)", text) else text
+
+
+def _label(item: Any, options: Iterable[str]) -> str:
+    by_key = {_key(o): o for o in options}
+    if not isinstance(item, str) or _key(item) not in by_key:
+        raise Unreadable(f"{item!r} is not one of the options: {', '.join(by_key.values())}")
+    return by_key[_key(item)]
+
+
+def choices(options: Iterable[str]) -> Callable:
+    """Parser: a set of options (a set, list or tuple of labels; with one-letter options also a string "A, C").
+
+    >>> sorted(choices("ABCD")("a, c")), sorted(choices(["relu", "exp"])({" Exp"}))
+    (['A', 'C'], ['exp'])
+    """
+    def parse(answer):
+        if isinstance(answer, str) and all(len(o) == 1 for o in options):
+            answer = [c for c in answer if c not in " ,;()"]
+        if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
+            raise Unreadable
+        return frozenset(_label(item, options) for item in answer)
+    return parse
+
+
+def one_of(options: Iterable[str]) -> Callable:
+    """Parser: one option, by its label."""
+    return lambda answer: _label(answer, options)
+
+
+def outcomes(keys: Iterable[str], values: Iterable[str]) -> Callable:
+    """Parser: a dict with exactly ``keys``, each mapped to one of ``values``."""
+    keys, values = list(keys), list(values)
+
+    def parse(answer):
+        if not isinstance(answer, Mapping):
+            raise Unreadable
+        given = {_label(k, keys): v for k, v in answer.items()}
+        if len(given) != len(keys) or len(answer) != len(keys):
+            raise Unreadable(f"the keys should be exactly {keys}")
+        bad = [k for k, v in given.items() if not isinstance(v, str) or _key(v) not in map(_key, values)]
+        if bad:
+            raise Unreadable(f"every value should be one of {values} (check {', '.join(bad)})")
+        return {k: _label(v, values) for k, v in given.items()}
+    return parse
+
+
+def node_counts(answer: Any) -> tuple[tuple[str, int], ...]:
+    """Parser: a dict {autograd node class name: a whole number}, zeros left out, as sorted pairs."""
+    if not isinstance(answer, Mapping) or not all(isinstance(k, str) for k in answer):
+        raise Unreadable
+    counts = {k.strip(): whole(v) for k, v in answer.items()}
+    if any(not re.fullmatch(r"\w+Backward\d*|AccumulateGrad", k) for k in counts):
+        raise Unreadable("use the class names that graph_nodes prints, such as MulBackward0")
+    return tuple(sorted((k, v) for k, v in counts.items() if v))
+
+
+def inplace_error(err: BaseException) -> str | None:
+    """Which of autograd's in-place errors ``err`` is: "leaf" (a write into a leaf that requires grad), "saved"
+    (a tensor saved for backward was overwritten), or None (another error)."""
+    for kind, words in (("leaf", "leaf Variable"), ("saved", "modified by an inplace operation")):
+        if words in str(err):
+            return kind
+    return None
+
+
+def function(answer: Any) -> Callable:
+    """Parser: a function (the function itself, not a call of it, and not a model)."""
+    if not callable(answer) or isinstance(answer, torch.nn.Module):
+        raise Unreadable
+    return answer
+
+
+# --- check ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of :func:`check`: truthy when correct; ``message`` is what was printed."""
+
+    exercise_id: str
+    passed: bool
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return f"Verdict({self.exercise_id!r}, passed={self.passed})"
+
+    def _ipython_display_(self) -> None:
+        pass   # check() already printed the message; showing the Verdict too would repeat it
+
+
+def _is_stub(answer: Any) -> bool:
+    """A function whose body (after any docstring) is still the template's ``...`` or ``return ...``."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(answer)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0].value, "value", None), str):
+        body = body[1:]
+    return bool(body) and all(isinstance(s, (ast.Expr, ast.Return)) and isinstance(s.value, ast.Constant)
+                              and s.value.value is ... for s in body)
+
+
+def _unanswered(answer: Any) -> bool:
+    """The template as handed out: None, ``...`` (or the string "..."), a dict, list, tuple or set still
+    holding a ``...``, or a function whose body is still ``...``."""
+    if answer is None or answer is ... or (isinstance(answer, str) and answer.strip() == "..."):
+        return True
+    if isinstance(answer, types.FunctionType):
+        return _is_stub(answer)
+    values = answer.values() if isinstance(answer, dict) else answer
+    return isinstance(answer, (dict, list, tuple, set, frozenset)) and any(v is ... for v in values)
+
+
+def _compare(ex: Exercise, given: Any) -> bool | str:
+    """True, or the hint for a wrong answer: its own, the one for a wrong option or part, or a count."""
+    if ex.id not in _TRUTHS:
+        torch.manual_seed(0)   # inside check's fork_rng: a truth that draws random tensors is the same every time
+        _TRUTHS[ex.id] = ex.truth()
+    truth = _TRUTHS[ex.id]
+    if given == truth:
+        return True
+    wrong = ex.wrong(truth)
+    if isinstance(given, (int, float, str, tuple, frozenset)) and given in wrong:
+        return wrong[given]
+    if isinstance(truth, frozenset):
+        hint = next((h for k, h in wrong.items() if k in given ^ truth), None)
+        extra, missing = len(given - truth), len(truth - given)
+        return hint or " and ".join(
+            ([f"{extra} of your choices {'does' if extra == 1 else 'do'} not belong"] if extra else [])
+            + ([f"{missing} {'is' if missing == 1 else 'are'} missing"] if missing else [])) + f"; {ex.hint}"
+    if isinstance(truth, dict):
+        bad = [k for k in truth if given[k] != truth[k]]
+        hint = next((wrong.get((k, given[k]), wrong.get(k)) for k in bad if (k, given[k]) in wrong or k in wrong),
+                    None)
+        return hint or f"{len(bad)} of the {len(truth)} {'is' if len(bad) == 1 else 'are'} not right yet; {ex.hint}"
+    return False
+
+
+def check(exercise_id: str, answer: Any) -> Verdict:
+    """Check ``answer`` for ``exercise_id``; print ✓ or a hint; return a truthy/falsy Verdict.
+
+    An answer left as in the template (``...``, None, a dict, list or tuple still holding a ``...``, or a
+    function whose body is still ``...``) gets a reminder, not an error. An answer that makes the check fail
+    (wrong type, wrong shape) counts as "not yet". The check leaves the random number generator as it was.
+
+    >>> check("demo.1", ...).passed
+    … demo.1: no answer yet. Replace each ... with your answer.
+    False
+    """
+    if not isinstance(exercise_id, str):
+        raise TypeError(f"exercise_id must be a string such as '01.1', got {type(exercise_id).__name__}")
+    if exercise_id not in _REGISTRY:
+        raise ValueError(f"unknown exercise_id {exercise_id!r}; known ids: {', '.join(sorted(_REGISTRY))}")
+    ex = _REGISTRY[exercise_id]
+    if _unanswered(answer):
+        message = f"… {exercise_id}: no answer yet. Replace each ... with your answer."
+    elif (outcome := _outcome(ex, answer)) is True:
+        message = f"✓ {exercise_id}: correct."
+    else:
+        specific = outcome if isinstance(outcome, str) and outcome else ex.hint
+        end = "" if specific.endswith((".", "?", "!")) else "."   # a hint that asks a question keeps its "?"
+        message = f"✗ {exercise_id}: not yet. Hint: {specific}{end}"
+    print(message)
+    return Verdict(exercise_id, message.startswith("✓"), message)
+
+
+def _outcome(ex: Exercise, answer: Any) -> bool | str:
+    try:
+        with torch.random.fork_rng(devices=[]):   # the exercise's own seeds leave the reader's RNG alone
+            given = ex.parse(answer)
+            return ex.judge(given) if ex.judge else _compare(ex, given)
+    except Unreadable as err:
+        return str(err) or f"answer with {ex.form}"
+    except Exception as err:  # an answer of the wrong kind is wrong, not a crash
+        first = str(err).split(". ")[0]   # the rest of an error message may suggest the fix: leave that out
+        return f"{ex.hint} (your answer raised {type(err).__name__}: {first})"
+
+
+register(Exercise("demo.1", hint="2 + 2", form="a whole number", parse=whole, truth=lambda: 2 + 2))
