@@ -252,3 +252,16 @@ def test_allocation_lifetimes_of_a_backward_pass():
     assert clone.nbytes == x.nbytes and clone.end is not None   # freed inside the block
     with pytest.raises(ValueError, match="on the CPU"):
         allocation_lifetimes(type(m)(device="cuda:0"))
+
+
+def test_backward_start_is_the_first_event_under_autograds_engine():
+    w = torch.ones(64, requires_grad=True)
+    with measure() as forward_only:
+        y = (w * 2).exp()
+    with measure() as both:
+        (w * 2).exp().sum().backward()
+    assert forward_only.backward_start is None and y.requires_grad
+    start = both.backward_start
+    assert start is not None and start > 0
+    assert all(not (root or "").startswith("autograd::engine") for _, root, _, _ in both.trace[:start])
+    assert both.trace[start][1].startswith("autograd::engine")

@@ -95,7 +95,8 @@ def _live_at_peak(report: MemoryReport, calls: list[tuple[str, int]]) -> tuple[l
     if at is None or len(clones) != len(calls):  # the clones could not be matched to the blocks
         return None, None
     alive = [name for (name, _), a in zip(calls, clones) if a.start <= at and (a.end is None or a.end > at)]
-    return alive, "backward" if (report.trace[at][1] or "").startswith("autograd::engine") else "forward"
+    start = report.backward_start
+    return alive, "backward" if start is not None and at >= start else "forward"
 
 
 def model_clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, device: Any = "cpu",

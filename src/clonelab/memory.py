@@ -27,7 +27,8 @@ class MemoryReport:
     ``net`` = allocated - freed (CPU: frees of memory allocated before the block are ignored), ``requested``
     (CUDA: before rounding). CPU only: ``trace``, ``(op, root op, address, bytes)`` per allocation (+) and
     free (-), the root op being the one called from Python (or ``autograd::engine...`` in backward);
-    ``events``, its ``(op, bytes)``; ``peak_at``, the index in ``trace`` where the peak was first reached."""
+    ``events``, its ``(op, bytes)``; ``peak_at``, the index in ``trace`` where the peak was first reached;
+    ``backward_start``, the index of the first event under autograd's engine (None: no backward in the block)."""
 
     device: str
     allocated: int = 0
@@ -40,6 +41,11 @@ class MemoryReport:
     @property
     def net(self) -> int:
         return self.allocated - self.freed
+
+    @property
+    def backward_start(self) -> int | None:
+        return next((i for i, (_, root, _, _) in enumerate(self.trace) if (root or "").startswith("autograd::engine")),
+                    None)
 
     @property
     def events(self) -> list[tuple[str, int]]:

@@ -13,9 +13,9 @@ import torch
 from torch import Tensor, nn
 
 
-def _check_identity(identity: object) -> str:
+def _check_identity(identity: object, argname: str = "identity") -> str:
     if identity not in ("alias", "clone"):
-        raise ValueError(f'identity must be "alias" or "clone", got {identity!r}')
+        raise ValueError(f'{argname} must be "alias" or "clone", got {identity!r}')
     return identity
 
 
@@ -26,8 +26,7 @@ def take_identity(x: Tensor, mode: str) -> Tensor:
     >>> take_identity(x, "alias") is x, take_identity(x, "clone") is x
     (True, False)
     """
-    if mode not in ("alias", "clone"):
-        raise ValueError(f"mode must be 'alias' or 'clone', got {mode!r}")
+    _check_identity(mode, "mode")
     # The whole question of the series in one line: "alias" binds a second
     # name to the same tensor (no op runs, no memory is used); "clone" copies
     # it into new storage, which later in-place writes to x cannot reach.

@@ -451,8 +451,7 @@ def plot_memory_timeline(reports: Mapping[str, Any], *, mark: str = "aten::clone
         colour = _PALETTE[k % len(_PALETTE)]
         top.step(range(len(live)), [b / 2**20 for b in live], where="post", color=colour, lw=1.4,
                  label=f"{name}: peak {format_bytes(max(live, default=0))}")
-        backward = next((i for i, e in enumerate(reports[name].trace) if (e[1] or "").startswith("autograd::engine")),
-                        None)
+        backward = reports[name].backward_start
         if backward is not None:
             top.axvline(backward, color=colour, ls=":", lw=1)
             if k == 0:
