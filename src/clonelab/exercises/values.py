@@ -12,7 +12,7 @@ from typing import Any, Callable
 import torch
 import torch.nn.functional as F
 
-from clonelab.cost import block_inputs
+from clonelab.cost import block_inputs, model_clone_cost
 from clonelab.exercises._core import Exercise, choices, inplace_error, node_counts, numbers, one_of, outcomes, register, whole
 from clonelab.graphs import graph_nodes
 from clonelab.inspection import shares_storage
@@ -61,38 +61,31 @@ def _after_write(op: Callable, line: str) -> str:
     return "right gradient" if torch.allclose(x.grad, meant, rtol=0, atol=1e-6) else "wrong gradient"
 
 
-def _clone_extra(make_block: Callable[[str], Callable], x: torch.Tensor) -> tuple[int, int, int]:
-    """Bytes the clone variant of a block costs beyond the alias variant on ``x``: allocated in the forward
-    pass, still held after it (the output kept), saved for backward."""
-    runs = {}
-    for mode in ("alias", "clone"):
-        block = make_block(mode)
+def _extra_07_3() -> dict[str, int]:
+    """The notebook's block (the identity first, added in place at the end) with ``x.clone()`` against ``x``: the
+    extra bytes allocated in the forward pass, and saved for backward."""
+    x, conv, bn = torch.randn(4, 16, 64, 64), torch.nn.Conv2d(16, 16, 3, padding=1, bias=False), torch.nn.BatchNorm2d(16)
+    runs = []
+    for take in (lambda t: t, torch.clone):
+        def block(x):
+            identity = take(x)
+            out = bn(conv(x))
+            out += identity
+            return out
         block(x)   # a first run, so that lazy set-up is not counted
         with measure() as m:
-            out = block(x)  # noqa: F841  (kept: the graph stays alive)
-        runs[mode] = (m.allocated, m.net, saved_for_backward(block, x).nbytes)
-    return tuple(c - a for c, a in zip(runs["clone"], runs["alias"]))
-
-
-def _residual_07_3(mode: str) -> Callable:
-    conv, bn = torch.nn.Conv2d(16, 16, kernel_size=3, padding=1, bias=False), torch.nn.BatchNorm2d(16)
-
-    def block(x):  # as in the notebook: the identity first, added in place at the end
-        identity = x.clone() if mode == "clone" else x
-        out = bn(conv(x))
-        out += identity
-        return out
-    return block
+            block(x)
+        runs.append((m.allocated, saved_for_backward(block, x).nbytes))
+    return {"allocated": runs[1][0] - runs[0][0], "saved": runs[1][1] - runs[0][1]}
 
 
 def _held_09_3() -> dict[str, int]:
-    """Measured on a small batch as a number of copies of the input (0 or 1), times the question's input."""
-    small = torch.randn(2, 64, 8, 8)
-    blocks = {"plain": lambda mode: BasicBlock(64, 64, identity=mode),
-              "downsampling": lambda mode: BasicBlock(64, 128, stride=2, identity=mode, downsample=torch.nn.Sequential(
-                  conv1x1(64, 128, 2), torch.nn.BatchNorm2d(128)))}
-    return {name: round(_clone_extra(make, small)[1] / small.nbytes) * _nbytes(*SHAPE_09_3)
-            for name, make in blocks.items()}
+    """What the clone adds to the memory held after the forward pass, measured on a small batch as a number of
+    copies of the input (0 or 1), times the question's input."""
+    small, down = torch.randn(2, 64, 8, 8), torch.nn.Sequential(conv1x1(64, 128, 2), torch.nn.BatchNorm2d(128))
+    blocks = {"plain": BasicBlock(64, 64), "downsampling": BasicBlock(64, 128, stride=2, downsample=down)}
+    return {name: round(model_clone_cost(block, small, repeat=0)["extra_net"] / small.nbytes) * _nbytes(*SHAPE_09_3)
+            for name, block in blocks.items()}
 
 
 @functools.cache
@@ -225,8 +218,7 @@ register(
     Exercise("07.3", hint="measure() both variants and subtract; then compare saved_for_backward(...).nbytes",
              form='a dict with exactly the keys "allocated" and "saved", each a whole number of bytes',
              parse=numbers(integral=True, names=("allocated", "saved")),
-             truth=lambda: dict(zip(("allocated", "saved"),
-                                    _clone_extra(_residual_07_3, torch.randn(4, 16, 64, 64))[::2])),
+             truth=_extra_07_3,
              wrong=lambda t: {"allocated": "compare what the two forward passes allocate",
                               "saved": "the allocation is right; now count what each variant keeps for backward"}),
     Exercise("08.1", hint="output = input + weight2 * weight1 * input; differentiate the loss (output - 8.5) ** 2 "
