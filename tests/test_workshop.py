@@ -86,6 +86,13 @@ def test_each_notebook_has_a_page_of_instructor_notes(path):
     named = re.findall(r"(?<![*\w])\*([^*\n]+)\*(?![*\w])", written)
     unknown = [n for n in named if n not in headings and n != "Deeper"]
     assert unknown == [], f"{page.name} names sections that do not exist: {unknown}"
+    # a figure of a run that the hand-written part quotes (a percentage with a decimal, "10 of 450", "up to 1.58")
+    # is one the executed notebook shows: a re-run with other numbers must update the page
+    shown = " ".join(o.get("text", "") + "".join(map(str, o.get("data", {}).values()))
+                     for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs)
+    quoted = re.findall(r"\b\d+\.\d+%|\b\d+ of \d+(?= test)|(?<=up to )\d+\.\d+", written)
+    stale = [figure for figure in quoted if figure not in shown]
+    assert stale == [], f"{page.name} quotes figures that {path.name}'s outputs no longer show: {stale}"
 
 
 def test_the_qr_code_encodes_the_student_copies_address():

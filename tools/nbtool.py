@@ -257,7 +257,7 @@ MIN_PER_PREDICTION = 1    # a **Predict** prompt: think, or a show of hands, bef
 DISCUSSION_MIN = 5        # per notebook: questions, and the summary together
 ROUND_TO = 5              # a schedule is made of 5-minute blocks
 TIMINGS_FORMULA = (f"suggested minutes = markdown words / {READ_WPM} + {MIN_PER_CODE_CELL} × code cells "
-                   f"+ {RUN_FACTOR} × run time + {MIN_PER_PREDICTION} × predictions + {MIN_PER_EXERCISE} × exercises "
+                   f"+ {RUN_FACTOR} × run time (s) / 60 + {MIN_PER_PREDICTION} × predictions + {MIN_PER_EXERCISE} × exercises "
                    f"+ {MIN_PER_QUIZ} × quiz questions + {DISCUSSION_MIN} (discussion), rounded up to a multiple of "
                    f"{ROUND_TO}")
 QUIZ_CHECK = re.compile(r"""\bcheck\(\s*["']quiz\.""")
@@ -397,7 +397,7 @@ def timings_table(rows: list[tuple[str, float, dict[str, int]]]) -> str:
                      f"| {c['exercises']} | {c['quiz']} | {suggested_minutes(c, seconds)} |")
     total = sum(suggested_minutes(c, s) for _, s, c in rows)
     sums = {k: sum(c[k] for _, _, c in rows) for k in ("words", "code_cells", "predictions", "exercises", "quiz")}
-    lines.append(f"| **total** | {sum(s for _, s, _ in rows):.1f} | {sums['words']} | {sums['code_cells']} "
+    lines.append(f"| **total** | {sum(round(s, 1) for _, s, _ in rows):.1f} | {sums['words']} | {sums['code_cells']} "
                  f"| {sums['predictions']} | {sums['exercises']} | {sums['quiz']} "
                  f"| **{total}** ({total // 60} h {total % 60:02d} min) |")
     return "\n".join(lines)
