@@ -287,7 +287,7 @@ def plot_history(histories: Mapping[str, Any], *, title: str | None = None) -> F
     for ax in (ax_loss, ax_acc):
         ax.grid(True, which="major", alpha=0.3)
     fig.suptitle("Training history" if title is None else title, fontsize=13)
-    fig.legend(loc="lower center", ncol=min(len(histories), 2), fontsize=9, frameon=False)
+    fig.legend(loc="lower center", ncol=min(len(histories), 2), fontsize=9, frameon=False, handlelength=4)
     return _closed(fig, rect=(0, 0.06 + 0.05 * ((len(histories) - 1) // 2), 1, 1))
 
 
