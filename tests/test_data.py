@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
-from clonelab.data import Digits, load_digits_tensors
+from clonelab.data import Digits, digits_arrays, load_digits_tensors
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +17,7 @@ def digits() -> Digits:
 def test_shapes_and_dtypes(digits):
     assert isinstance(digits, Digits)
     assert digits.x_train.shape == (1347, 1, 8, 8)
-    assert digits.x_test.shape == (450, 1, 8, 8)  # 25% of 1797, rounded up by scikit-learn
+    assert digits.x_test.shape == (450, 1, 8, 8)  # 25% of 1797, rounded up
     assert digits.y_train.shape == (1347,) and digits.y_test.shape == (450,)
     assert digits.x_train.dtype == digits.x_test.dtype == torch.float32
     assert digits.y_train.dtype == digits.y_test.dtype == torch.int64
@@ -59,10 +60,48 @@ def test_test_size():
     assert len(d.y_test) == 180 and len(d.y_train) == 1617
 
 
-@pytest.mark.parametrize("kwargs", [{"test_size": 0.0}, {"test_size": 1.0}, {"test_size": "0.2"}, {"seed": -1}])
-def test_argument_errors_come_from_scikit_learn_and_name_the_argument(kwargs):
-    with pytest.raises(ValueError, match="test_size" if "test_size" in kwargs else "random_state"):
+def test_an_int_test_size_is_a_count_of_images():
+    d = load_digits_tensors(test_size=100)
+    assert len(d.y_test) == 100 and len(d.y_train) == 1697
+    assert torch.all(torch.bincount(d.y_test, minlength=10) >= 9)   # still stratified: 10 classes of about 180
+
+
+@pytest.mark.parametrize("kwargs, name", [({"test_size": 0.0}, "test_size"), ({"test_size": 1.0}, "test_size"),
+                                          ({"test_size": "0.2"}, "test_size"), ({"test_size": 5}, "test_size"),
+                                          ({"test_size": True}, "test_size"), ({"seed": -1}, "seed"),
+                                          ({"seed": 1.5}, "seed")])
+def test_bad_arguments_get_an_error_that_names_them(kwargs, name):
+    with pytest.raises((ValueError, TypeError), match=name):
         load_digits_tensors(**kwargs)
+
+
+def test_the_digits_file_is_read_as_scikit_learn_reads_it():
+    from sklearn.datasets import load_digits
+
+    images, labels = digits_arrays()
+    expected_images, expected_labels = load_digits(return_X_y=True)
+    assert np.array_equal(images, expected_images) and images.dtype == expected_images.dtype
+    assert np.array_equal(labels, expected_labels)
+
+
+def test_without_the_file_the_digits_come_from_scikit_learns_loader(monkeypatch):
+    import importlib.util
+
+    import sklearn.datasets
+
+    real = importlib.util.find_spec
+    # "email" has no datasets/data/digits.csv.gz, as an install of scikit-learn laid out differently would not
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: real("email") if name == "sklearn" else real(name, *a))
+    monkeypatch.setattr(sklearn.datasets, "load_digits", lambda return_X_y: ("from the loader", return_X_y))
+    assert digits_arrays() == ("from the loader", True)
+
+
+def test_loading_does_not_import_scikit_learn():
+    import subprocess
+    import sys
+
+    code = "import sys; from clonelab.data import load_digits_tensors; load_digits_tensors(); print('sklearn' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
 def test_positional_arguments_are_refused():

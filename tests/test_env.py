@@ -77,3 +77,16 @@ def test_the_environment_check_runs_before_torch_is_installed():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("False [FAIL]") and "pip install 'torch>=" in out.stdout, out.stdout
+
+
+def test_scikit_learn_is_found_without_being_imported_and_a_missing_one_fails(monkeypatch):
+    import importlib.util
+    import subprocess
+    import sys
+
+    code = "import sys, clonelab; clonelab.check_environment(verbose=False); print('sklearn' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a))
+    report = check_environment(verbose=False)
+    assert not report.ok and ("FAIL", "scikit-learn") in [line[:2] for line in report.lines]

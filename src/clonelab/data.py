@@ -3,10 +3,17 @@ classes) that ship inside scikit-learn, as tensors."""
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
+import math
+from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import Tensor
+
+from clonelab._checks import require_int
 
 
 class Digits(NamedTuple):
@@ -23,24 +30,50 @@ class Digits(NamedTuple):
     y_test: Tensor
 
 
-def load_digits_tensors(*, test_size: float = 0.25, seed: int = 0) -> Digits:
-    """Load scikit-learn's bundled digits and split them, stratified, into train and test tensors.
+def digits_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's digits as ``load_digits(return_X_y=True)`` gives them, (1797, 64) ink counts 0..16 and (1797,)
+    labels, read from the file scikit-learn ships (``import sklearn`` alone takes about a second); through
+    ``sklearn.datasets.load_digits`` where that file is not found."""
+    spec = importlib.util.find_spec("sklearn")
+    path = Path(spec.submodule_search_locations[0], "datasets", "data", "digits.csv.gz") if spec else None
+    if path is None or not path.is_file():
+        from sklearn.datasets import load_digits  # raises ImportError when scikit-learn is missing
 
-    ``test_size`` is the fraction kept for testing; equal ``seed`` give identical tensors.
-    As in scikit-learn's ``train_test_split``, an int ``test_size`` is a count of test images; scikit-learn raises
-    ValueError for a float outside (0, 1), a count it cannot split or a negative ``seed``.
+        return load_digits(return_X_y=True)
+    with gzip.open(path, "rt") as f:
+        table = np.loadtxt(f, delimiter=",")
+    return table[:, :-1], table[:, -1].astype(int)
+
+
+def load_digits_tensors(*, test_size: float | int = 0.25, seed: int = 0) -> Digits:
+    """The digits, split into train and test tensors, stratified: each class keeps its share in both.
+
+    ``test_size``: the fraction kept for testing, in (0, 1), rounded up to whole images; an int is a count of
+    test images. A ``torch.Generator`` seeded with ``seed`` draws the split: equal arguments, identical tensors.
 
     >>> d = load_digits_tensors(test_size=0.2, seed=1)
     >>> len(d.y_test), float(d.x_train.max()), d.y_train.unique().tolist()
     (360, 1.0, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
     """
-    from sklearn.datasets import load_digits  # here, so that `import clonelab` does not pay for it
-    from sklearn.model_selection import train_test_split
-
-    images, labels = load_digits(return_X_y=True)  # (1797, 64) float64 of ink counts 0..16, (1797,) int
-    x_train, x_test, y_train, y_test = train_test_split(images, labels, test_size=test_size, stratify=labels,
-                                                        random_state=seed)
+    images, labels = (torch.as_tensor(a) for a in digits_arrays())
+    n = len(labels)
+    if isinstance(test_size, float) and 0 < test_size < 1:
+        n_test = math.ceil(test_size * n)
+    elif isinstance(test_size, int) and not isinstance(test_size, bool) and 10 <= test_size <= n - 10:
+        n_test = test_size
+    else:
+        raise ValueError(f"test_size must be a fraction in (0, 1) or a count of images from 10 to {n - 10} "
+                         f"(one of each class on both sides), got {test_size!r}")
+    generator = torch.Generator().manual_seed(require_int(seed, "seed", minimum=0))
+    classes = [torch.nonzero(labels == c).flatten() for c in range(10)]
+    share = [len(idx) * n_test / n for idx in classes]  # each class's share of the test images: the floors,
+    counts = [math.floor(s) for s in share]               # then one more for the largest remainders
+    for c in sorted(range(10), key=lambda c: counts[c] - share[c])[:n_test - sum(counts)]:
+        counts[c] += 1
+    shuffled = [idx[torch.randperm(len(idx), generator=generator)] for idx in classes]
+    test, train = (torch.cat(parts) for parts in ([i[:k] for i, k in zip(shuffled, counts)],
+                                                  [i[k:] for i, k in zip(shuffled, counts)]))
+    test, train = (t[torch.randperm(len(t), generator=generator)] for t in (test, train))  # not sorted by class
     # float32 is what nn layers expect, the channel axis makes them conv-ready; cross_entropy wants int64
-    images = [torch.as_tensor(a, dtype=torch.float32).reshape(-1, 1, 8, 8) / 16.0 for a in (x_train, x_test)]
-    labels = [torch.as_tensor(a, dtype=torch.int64) for a in (y_train, y_test)]
-    return Digits(images[0], labels[0], images[1], labels[1])
+    x = images.to(torch.float32).reshape(-1, 1, 8, 8) / 16.0
+    return Digits(x[train], labels[train].long(), x[test], labels[test].long())

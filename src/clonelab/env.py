@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import platform
 import re
 import sys
@@ -19,6 +20,7 @@ PACKAGES = [("torch", "torch", TORCH_TESTED[0]), ("torchviz", "torchviz", "0.0.2
             ("numpy", "numpy", "1.24"), ("matplotlib", "matplotlib", "3.7"),
             ("memory_profiler", "memory-profiler", "0.61"), ("sklearn", "scikit-learn", "1.2"),
             ("tqdm", "tqdm", "4.64"), ("clonelab", "clonelab", "0.1")]
+NOT_IMPORTED = {"sklearn"}  # found, not imported: clonelab reads only its digits file (1 s saved)
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -85,8 +87,8 @@ class EnvReport:
 
 
 def check_environment(verbose: bool = True) -> EnvReport:
-    """Check Python, torch (and its devices), each package and Graphviz's ``dot`` (optional), a line each,
-    ``[OK  ]`` or ``[FAIL]`` with an install hint; print them if ``verbose``. Notebook 00.
+    """Check Python, torch (and its devices), each package (imported; :data:`NOT_IMPORTED` only found) and Graphviz's
+    ``dot`` (optional), a line each, ``[OK  ]`` or ``[FAIL]`` with an install hint; printed if ``verbose``. Notebook 00.
 
     >>> check_environment(verbose=False).ok
     True
@@ -98,7 +100,9 @@ def check_environment(verbose: bool = True) -> EnvReport:
               platform.python_version() + ("" if py_ok else " (the series needs 3.10 or newer)"))]
     for module, dist, lowest in PACKAGES:
         try:
-            mod = importlib.import_module(module)
+            mod = None if module in NOT_IMPORTED else importlib.import_module(module)
+            if mod is None and importlib.util.find_spec(module) is None:
+                raise ImportError(module)
         except Exception as err:  # ImportError, or a broken install raising something else
             lines.append(("FAIL", dist, f"not importable ({type(err).__name__}): pip install '{dist}>={lowest}'"))
             continue
