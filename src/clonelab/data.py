@@ -71,8 +71,8 @@ def load_digits_tensors(*, test_size: float | int = 0.25, seed: int = 0) -> Digi
     for c in sorted(range(10), key=lambda c: counts[c] - share[c])[:n_test - sum(counts)]:
         counts[c] += 1
     shuffled = [idx[torch.randperm(len(idx), generator=generator)] for idx in classes]
-    test, train = (torch.cat(parts) for parts in ([i[:k] for i, k in zip(shuffled, counts)],
-                                                  [i[k:] for i, k in zip(shuffled, counts)]))
+    test = torch.cat([idx[:k] for idx, k in zip(shuffled, counts)])
+    train = torch.cat([idx[k:] for idx, k in zip(shuffled, counts)])
     test, train = (t[torch.randperm(len(t), generator=generator)] for t in (test, train))  # not sorted by class
     # float32 is what nn layers expect, the channel axis makes them conv-ready; cross_entropy wants int64
     x = images.to(torch.float32).reshape(-1, 1, 8, 8) / 16.0
