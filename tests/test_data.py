@@ -69,6 +69,7 @@ def test_an_int_test_size_is_a_count_of_images():
 @pytest.mark.parametrize("kwargs, name", [({"test_size": 0.0}, "test_size"), ({"test_size": 1.0}, "test_size"),
                                           ({"test_size": "0.2"}, "test_size"), ({"test_size": 5}, "test_size"),
                                           ({"test_size": True}, "test_size"), ({"seed": -1}, "seed"),
+                                          ({"test_size": 0.999}, "test_size"), ({"test_size": 0.001}, "test_size"),
                                           ({"seed": 1.5}, "seed")])
 def test_bad_arguments_get_an_error_that_names_them(kwargs, name):
     with pytest.raises((ValueError, TypeError), match=name):

@@ -238,6 +238,13 @@ def test_mark_paints_every_saved_copy_of_the_tensor_about_to_be_written():
     assert "tomato" not in draw_graph(z, {"x": x, "w": w}, show_saved=True, mark=torch.zeros(3)).source
 
 
+def test_mark_paints_a_saved_leaf_whose_box_is_the_leafs_own():
+    w, w2 = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    out = w2 * (w * 1)                  # the mul saves the leaf w2 as "self": torchviz draws one box for both
+    marked = draw_graph(out, {"w": w, "w2": w2}, show_saved=True, mark=w2)
+    assert [label for label, colour in marked.boxes() if colour == "tomato"] == ["w2 (3)"]
+
+
 @needs_dot
 def test_a_saved_leaf_stays_above_the_node_that_saved_it():
     # w2 is saved by w2 * f and is a leaf: every arrow must still point down (y grows down in dot's layout)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clonelab import measure, rss_line_profile, saved_by_node, saved_for_backward
-from clonelab.memory import rss_bytes
+from clonelab.memory import allocation_lifetimes, rss_bytes
 
 
 @settings(max_examples=25, deadline=None)
@@ -162,6 +162,21 @@ def test_nested_measure_blocks_each_count_their_own_window():
     assert (outer.allocated, outer.freed, outer.net) == (1350, 1000, 350)
     assert outer.peak == 1300
     del b, c
+
+
+def test_cpu_0_is_the_cpu_and_a_measure_can_be_used_twice():
+    with measure("cpu") as outer:
+        with measure("cpu:0") as inner:
+            a = _bytes(100)
+    assert (outer.allocated, inner.allocated, inner.device) == (100, 100, "cpu")
+    assert [life.nbytes for life in allocation_lifetimes(inner)] == [100]
+    meter = measure()
+    with meter as first:
+        b = _bytes(10)
+    with meter as second:
+        c = _bytes(20)
+    assert (first.allocated, second.allocated) == (10, 20)   # a report each, not one that adds up
+    del a, b, c
 
 
 def test_three_levels_of_nesting_then_a_plain_block():

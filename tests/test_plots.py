@@ -161,6 +161,13 @@ def test_plot_storage_handles_odd_tensors(tmp_path):
     saves_png(fig, tmp_path / "odd.png")
 
 
+def test_a_long_storage_counts_elements_not_bytes_when_dtypes_share_it():
+    big = torch.zeros(5000)
+    fig = plot_storage({"big": big, "bytes": big.view(torch.uint8)})
+    notes = [t.get_text() for t in fig.axes[0].texts if " of " in t.get_text()]
+    assert notes == ["5,000 of 5,000 elements", "20,000 of 20,000 elements"]
+
+
 def test_plot_storage_labels_any_float_value():
     lay = _storage_layout({"x": torch.tensor([math.inf, math.nan, 1e6, 2.5, -0.0])})
     assert lay.storages[0].values == ("inf", "nan", "1e+06", "2.5", "0")
@@ -309,6 +316,7 @@ def test_plot_memory_comparison_title_is_checked():
 @pytest.mark.parametrize("n, text", [
     (0, "0 B"), (4, "4 B"), (1023, "1023 B"), (1024, "1 KiB"), (1536, "1.5 KiB"),
     (2**20, "1 MiB"), (-2**20, "-1 MiB"), (400_000_000, "381 MiB"), (2**40, "1 TiB"),
+    (2**20 - 1, "1024 KiB"), (1023.5, "1024 B"), (999.7 * 2**20, "1000 MiB"),   # never 1.02e+03
 ])
 def test_format_bytes(n, text):
     assert format_bytes(n) == text
@@ -413,6 +421,12 @@ def test_plot_versions_names_bad_input():
         plot_versions([])
     with pytest.raises(TypeError, match="tensors\\['a'\\]"):
         version_snapshot({"a": [1, 2]}, "start")
+    for odd in (torch.zeros(2, dtype=torch.complex64), torch.zeros(2, device="meta")):
+        with pytest.raises(ValueError, match="tensors\\['odd'\\]"):
+            version_snapshot({"odd": odd}, "start")
+    with torch.inference_mode():
+        inference = torch.zeros(2)
+    assert version_snapshot({"i": inference}, "start").rows == (("i", None, (0.0, 0.0)),)  # it has no counter
     a = version_snapshot({"a": torch.zeros(1)}, "start")
     b = version_snapshot({"b": torch.zeros(1)}, "next")
     with pytest.raises(ValueError, match="same tensors"):

@@ -86,6 +86,16 @@ def test_same_answers_on_every_device(device):
     assert log[2].version == (0, 1)
 
 
+def test_a_watcher_used_twice_gives_a_log_each():
+    x = torch.zeros(5)
+    watcher = watch_ops(x=x)
+    with watcher as first:
+        x.clone()
+    with watcher as second:
+        x.add_(1)
+    assert (first.ops, first.new_bytes, second.ops, second.new_bytes) == (["aten.clone"], 20, ["aten.add_"], 0)
+
+
 def test_meta_tensors_are_new_but_allocate_nothing():
     x = torch.zeros(4, 5, device="meta")
     with watch_ops(x=x) as log:

@@ -13,8 +13,8 @@ def format_bytes(n: float) -> str:
     """A byte count in binary units (B, KiB, MiB, GiB, TiB), as a short label; TypeError or ValueError
     for something that is not a finite number.
 
-    >>> format_bytes(4), format_bytes(1536), format_bytes(-2**20), format_bytes(0)
-    ('4 B', '1.5 KiB', '-1 MiB', '0 B')
+    >>> format_bytes(4), format_bytes(1536), format_bytes(-2**20), format_bytes(0), format_bytes(2**20 - 1)
+    ('4 B', '1.5 KiB', '-1 MiB', '0 B', '1024 KiB')
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Real):
         raise TypeError(f"n must be a number of bytes; got {type(n).__name__}")
@@ -25,7 +25,7 @@ def format_bytes(n: float) -> str:
         if value < 1024 or unit == "TiB":
             break
         value /= 1024
-    text = f"{value:.3g}" if value != int(value) else f"{int(value)}"
+    text = f"{value:.0f}" if value >= 999.5 or value == int(value) else f"{value:.3g}"   # not 1.02e+03
     return f"{'-' if n < 0 else ''}{text} {unit}"
 
 

@@ -57,12 +57,9 @@ def load_digits_tensors(*, test_size: float | int = 0.25, seed: int = 0) -> Digi
     """
     images, labels = (torch.as_tensor(a) for a in digits_arrays())
     n = len(labels)
-    if isinstance(test_size, float) and 0 < test_size < 1:
-        n_test = math.ceil(test_size * n)
-    elif isinstance(test_size, int) and not isinstance(test_size, bool) and 10 <= test_size <= n - 10:
-        n_test = test_size
-    else:
-        raise ValueError(f"test_size must be a fraction in (0, 1) or a count of images from 10 to {n - 10} "
+    n_test = math.ceil(test_size * n) if isinstance(test_size, float) and 0 < test_size < 1 else test_size
+    if isinstance(n_test, bool) or not isinstance(n_test, int) or not 10 <= n_test <= n - 10:
+        raise ValueError(f"test_size must be a fraction in (0, 1) or a count, giving 10 to {n - 10} test images "
                          f"(one of each class on both sides), got {test_size!r}")
     generator = torch.Generator().manual_seed(require_int(seed, "seed", minimum=0))
     classes = [torch.nonzero(labels == c).flatten() for c in range(10)]

@@ -75,10 +75,6 @@ class EnvReport:
     def ok(self) -> bool:
         return all(status != "FAIL" for status, what, _ in self.lines if what != "graphviz dot")
 
-    @property
-    def dot_ok(self) -> bool:
-        return ("OK", "graphviz dot") in [line[:2] for line in self.lines]
-
     def __bool__(self) -> bool:
         return self.ok
 

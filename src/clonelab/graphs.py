@@ -177,7 +177,8 @@ def _make_digraph(output: torch.Tensor, params: dict[str, torch.Tensor], show_sa
     if mark is not None:  # paint red each saved box whose tensor shares memory with mark
         wanted = {(str(id(fn)), name) for fn in nodes for name, t in saved_tensors(fn)
                   if t is not None and t.layout == torch.strided and shares_storage(t, mark)}
-        labels = dict(re.findall(r'^\t(\d+) \[label="?([\w\[\]]+)', source, re.M))
+        # a box's first label: a saved leaf's box is relabelled by the leaf's own (w2 for "self" in w2 * f)
+        labels = dict(reversed(re.findall(r'^\t(\d+) \[label="?([\w\[\]]+)', source, re.M)))
         for fn_id, box in re.findall(r"^\t(\d+) -> (\d+) \[dir=none\]", source, re.M):
             if (fn_id, labels.get(box)) in wanted:
                 digraph.node(box, fillcolor="tomato")

@@ -25,8 +25,8 @@ def _share_memory(a, b) -> bool:
 
 
 def shares_storage(a, b) -> bool:
-    """True when ``a`` and ``b`` share memory, so that writing into one can change the other: the same storage
-    (a view and its base, ``x.detach()``), or overlapping byte ranges of two storages on one device
+    """True when ``a`` and ``b`` use the same memory: the same storage (a view and its base, ``x.detach()``, two
+    slices of one tensor even where they do not overlap), or overlapping byte ranges of two storages on one device
     (``torch.from_numpy(t.numpy())``). TypeError or ValueError, naming the argument, unless both are dense tensors.
 
     >>> x = torch.zeros(3)

@@ -147,11 +147,12 @@ class measure:
             raise ValueError("device='cuda' needs a CUDA GPU, and torch.cuda.is_available() is False here")
         if self.device.type == "cuda" and self.device.index is None:  # "cuda": the current GPU
             self.device = torch.device("cuda", torch.cuda.current_device())
+        self.device = torch.device("cpu") if self.device.type == "cpu" else self.device   # "cpu:0" too
+
+    def __enter__(self) -> MemoryReport:   # each block fills a report of its own, so a measure can be reused
         self.report = MemoryReport(device=str(self.device))
         self._events: list[tuple[str, str | None, int, int]] = []  # CPU: unmatched frees included
         self._peak_seen = 0  # CUDA: the peak statistic before an inner block reset it
-
-    def __enter__(self) -> MemoryReport:
         if self.device.type == "cpu":
             self._stderr = _filtered_stderr()
             self._stderr.__enter__()  # until __exit__: the block's frees can log lines too

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from clonelab._checks import require_dense_tensor, require_optional_str, storage_key
-from clonelab._util import dtype_name, format_bytes
+from clonelab._util import dtype_name, format_bytes, version_of
 from clonelab.inspection import storage_positions
 from clonelab.memory import allocation_lifetimes
 
@@ -242,7 +242,8 @@ def plot_storage(tensors: Mapping[str, torch.Tensor], *, title: str | None = Non
                     ax.add_patch(Rectangle((x_store + start * scale, cy - mark_h / 2), max((stop - start) * scale,
                                            0.02), mark_h, facecolor=col if o.exact else _light(col, 0.6),
                                            edgecolor=col, hatch=None if o.exact else "////", lw=0.8, zorder=2))
-                note = (f"{sum(b - a for a, b in o.ranges):,} of {s.n_cells:,} elements" if o.exact
+                per = o.cells_per_element  # a cell is a byte when dtypes of several sizes share the storage
+                note = (f"{sum(b - a for a, b in o.ranges) // per:,} of {s.n_cells // per:,} elements" if o.exact
                         else f"strided: {math.prod(o.shape):,} elements spread over this span")
                 _text(ax, x_store + store_w, cy - mark_h / 2 - 0.06, note, 7, col, ha="right", va="top")
             y -= row_h[i]
@@ -488,7 +489,9 @@ def version_snapshot(tensors: Mapping[str, torch.Tensor], label: str) -> Version
     (('x', 1, (1.0, 1.0)), ('y = x', 1, (1.0, 1.0)))
     """
     _named(tensors, "tensors", "tensor", require_dense_tensor)
-    return VersionSnapshot(label, tuple((name, t._version, tuple(float(v) for v in t.detach().reshape(-1)[:6].tolist()))
+    if odd := [name for name, t in tensors.items() if t.is_meta or t.is_complex()]:
+        raise ValueError(f"tensors[{odd[0]!r}] must hold real values to show, not meta or complex ones")
+    return VersionSnapshot(label, tuple((name, version_of(t), tuple(float(v) for v in t.detach().reshape(-1)[:6].tolist()))
                                         for name, t in tensors.items()))
 
 

@@ -55,9 +55,10 @@ def train(model: nn.Module, data, *, epochs: int = 10, seed: int = 0, batch_size
     """Train ``model`` in place (Adam, cosine-decayed rate, cross-entropy) and return its :class:`History`.
 
     ``data`` has ``x_train``, ``y_train``, ``x_test``, ``y_test`` tensors (:func:`clonelab.load_digits_tensors`).
-    Batches (whole ones only) are shuffled by a ``torch.Generator`` seeded with ``seed``, not the global
-    random state. ``progress`` shows a bar, a tick per epoch. ``threads``: torch's intra-op CPU threads while
-    training (None: as it is); one keeps the losses independent of the core count.
+    Batches are whole ones only (a ``batch_size`` over the training set's size: one batch of it all), shuffled by
+    a ``torch.Generator`` seeded with ``seed``, not the global random state. ``progress`` shows a bar, a tick per
+    epoch. ``threads``: torch's intra-op CPU threads while training (None: as it is); one keeps the losses
+    independent of the core count.
 
     >>> from clonelab.models import BasicBlock, resnet
     >>> from clonelab.data import load_digits_tensors

@@ -221,9 +221,9 @@ class watch_ops:
         for name, value in named_tensors.items():
             require_dense_tensor(value, name)
         self.named = named_tensors
-        self.log = OpLog()
 
-    def __enter__(self) -> OpLog:
+    def __enter__(self) -> OpLog:   # each block fills a log of its own, so a watcher can be reused
+        self.log = OpLog()
         self._mode = _Recorder(self.log, self.named)
         self._mode.__enter__()
         return self.log
