@@ -3,6 +3,7 @@ with any answer, and the written-down or measured answers against what PyTorch d
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 
@@ -548,6 +549,16 @@ CASES = [
         (0, "still alive"), (HELD_11 // 4, "bytes, not elements"), (65_536, "one block's clone"),
         (HELD_11 + 4 * 256 * 2 * 2 * 4, "outlives the block"), (HELD_11 + 0.5, "whole number"),
         (str(HELD_11), "whole number"), ([HELD_11], "whole number")]],
+    # a set has no order: refused where the order of the numbers is the answer, right values or not
+    ("01.2", {8.0, 6.0, 4.0}, False, "three numbers", ("4",)), ("02.1", {3, 2, 1}, False, "as a list", ()),
+    ("03.1", {12, 4, 1}, False, "a tuple of three ints", ()), ("quiz.8", {14.0, 16.0}, False, "(output with", LQ8),
+    ("04.2", "B C\nD F G", True, None, ()), ("quiz.6", {"CloneBackward0": 1, "CloneBackward0 ": 1}, False, "each once", ()),
+    # NumPy arrays of one element count as their number, as one-element tensors do
+    *[("07.1", right, True, None, ()) for right in (np.array(200), np.array([200]), torch.tensor([200]))],
+    ("07.1", np.array(True), False, "whole number", L07_1), ("07.1", np.array([200, 0]), False, "whole number", L07_1),
+    # same_storage must say True or False, not a truthy or falsy stand-in
+    *[("02.2", fn, False, "True or False", L02_2) for fn in (lambda x, y: "yes" if x.untyped_storage() is
+                                                            y.untyped_storage() else "", lambda x, y: 1)],
 ]
 
 
@@ -565,6 +576,23 @@ def test_every_answer_gets_its_verdict_and_hint(exercise_id, answer, accepted, s
         assert out.startswith(f"✗ {exercise_id}: not yet. Hint: ") and says in out, out
         for leak in leaks:
             assert leak not in out.replace(exercise_id, ""), f"the hint gives away {leak!r}"
+
+
+def test_no_example_in_a_form_gives_away_part_of_the_answer():
+    """The examples in "answer with ..." (after "e.g." or "such as") are read as answers: none holds a right part."""
+    from clonelab.exercises import _core
+
+    checked = 0
+    for exercise_id in exercise_ids():
+        ex = _core._REGISTRY[exercise_id]
+        for text in re.findall(r"(?:e\.g\.|such as) ([\[({\"\d].*?)(?: or |$)", ex.form):   # literals only
+            checked += 1
+            example, truth = ex.parse(ast.literal_eval(text)), ex.truth()
+            parts = (zip(example, truth) if isinstance(truth, tuple) else
+                     ((example[k], truth[k]) for k in truth) if isinstance(truth, dict) else [(example, truth)])
+            assert not (example & truth if isinstance(truth, frozenset) else any(a == b for a, b in parts)), \
+                f"{exercise_id}: the example {text} gives away part of the answer"
+    assert checked >= 13, checked   # every literal example there is today
 
 
 def test_the_table_covers_every_exercise_with_a_right_and_a_wrong_answer():

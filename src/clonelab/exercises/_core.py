@@ -10,7 +10,7 @@ import numbers as _numbers
 import re
 import textwrap
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -60,8 +60,8 @@ def exercise_ids() -> list[str]:
 def number(answer: Any, integral: bool = False) -> float | int:
     """Parser: one real number (an int, a float, a NumPy scalar or a one-element tensor; not a bool), as a float;
     with ``integral``, a whole number (200, 200.0, numpy.int64(200), torch.tensor(200)) as an int."""
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and answer.dtype != torch.bool:
-        answer = answer.item()
+    if hasattr(answer, "flatten") and len(flat := answer.flatten()[:2].tolist()) == 1:   # a one-element tensor or array
+        answer = flat[0]
     if not isinstance(answer, _numbers.Real) or isinstance(answer, bool):
         raise Unreadable
     if integral and not float(answer).is_integer():
@@ -82,9 +82,9 @@ def numbers(n: int | None = None, *, integral: bool = False, names: tuple[str, .
     def parse(answer):
         if isinstance(answer, Mapping) and names and set(answer) == set(names):
             answer = [answer[k] for k in names]
-        elif hasattr(answer, "tolist") and not isinstance(answer, (str, bytes)):   # tensors, NumPy arrays
-            answer = answer.flatten().tolist() if hasattr(answer, "flatten") else answer.tolist()
-        if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
+        elif hasattr(answer, "flatten"):   # tensors, NumPy arrays
+            answer = answer.flatten().tolist()
+        if isinstance(answer, (str, bytes, Mapping, Set)) or not isinstance(answer, Iterable):   # a set has no order
             raise Unreadable
         values = [number(v, integral) for v in answer]
         if len(values) != (len(names) or n or len(values)):
@@ -114,7 +114,7 @@ def choices(options: Iterable[str]) -> Callable:
     """
     def parse(answer):
         if isinstance(answer, str) and all(len(o) == 1 for o in options):
-            answer = [c for c in answer if c not in " ,;()"]
+            answer = [c for c in answer if not c.isspace() and c not in ",;()"]
         if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
             raise Unreadable
         return frozenset(_label(item, options) for item in answer)
@@ -145,18 +145,18 @@ def node_counts(answer: Any) -> tuple[tuple[str, int], ...]:
     if not isinstance(answer, Mapping) or not all(isinstance(k, str) for k in answer):
         raise Unreadable
     counts = {k.strip(): whole(v) for k, v in answer.items()}
-    if any(not re.fullmatch(r"\w+Backward\d*|AccumulateGrad", k) for k in counts):
-        raise Unreadable("use the class names that graph_nodes prints, such as MulBackward0")
+    if len(counts) != len(answer) or any(not re.fullmatch(r"\w+Backward\d*|AccumulateGrad", k) for k in counts):
+        raise Unreadable("use the class names that graph_nodes prints, each once, such as MulBackward0")
     return tuple(sorted((k, v) for k, v in counts.items() if v))
 
 
-def inplace_error(err: BaseException) -> str | None:
-    """Which of autograd's in-place errors ``err`` is: "leaf" (a write into a leaf that requires grad), "saved"
-    (a tensor saved for backward was overwritten), or None (another error)."""
+def inplace_error(err: BaseException) -> str:
+    """Which of autograd's in-place errors ``err`` is: "leaf" (a write into a leaf that requires grad) or "saved"
+    (a tensor saved for backward was overwritten); any other error is raised again."""
     for kind, words in (("leaf", "leaf Variable"), ("saved", "modified by an inplace operation")):
         if words in str(err):
             return kind
-    return None
+    raise err
 
 
 def function(answer: Any) -> Callable:
@@ -184,28 +184,24 @@ class Verdict:
         pass   # check() already printed the message; showing the Verdict too would repeat it
 
 
-def _is_stub(answer: Any) -> bool:
-    """A function whose body (after any docstring) is still the template's ``...`` or ``return ...``."""
+def _unanswered(answer: Any) -> bool:
+    """The template as handed out: None, ``...`` (or the string "..."), a dict, list, tuple or set still
+    holding a ``...``, or a function whose body (after any docstring) is still ``...`` or ``return ...``."""
+    if answer is None or answer is ... or (isinstance(answer, str) and answer.strip() == "..."):
+        return True
+    if isinstance(answer, (dict, list, tuple, set, frozenset)):
+        return any(v is ... for v in (answer.values() if isinstance(answer, dict) else answer))
+    if not isinstance(answer, types.FunctionType):
+        return False
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(answer)))
-    except (OSError, TypeError, SyntaxError):
+    except (OSError, SyntaxError):   # no source to read (a function made by exec), or only part of a statement
         return False
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0].value, "value", None), str):
         body = body[1:]
     return bool(body) and all(isinstance(s, (ast.Expr, ast.Return)) and isinstance(s.value, ast.Constant)
                               and s.value.value is ... for s in body)
-
-
-def _unanswered(answer: Any) -> bool:
-    """The template as handed out: None, ``...`` (or the string "..."), a dict, list, tuple or set still
-    holding a ``...``, or a function whose body is still ``...``."""
-    if answer is None or answer is ... or (isinstance(answer, str) and answer.strip() == "..."):
-        return True
-    if isinstance(answer, types.FunctionType):
-        return _is_stub(answer)
-    values = answer.values() if isinstance(answer, dict) else answer
-    return isinstance(answer, (dict, list, tuple, set, frozenset)) and any(v is ... for v in values)
 
 
 def _compare(ex: Exercise, given: Any) -> bool | str:
@@ -217,7 +213,7 @@ def _compare(ex: Exercise, given: Any) -> bool | str:
     if given == truth:
         return True
     wrong = ex.wrong(truth)
-    if isinstance(given, (int, float, str, tuple, frozenset)) and given in wrong:
+    if not isinstance(given, dict) and given in wrong:   # a dict is not hashable; its parts are, below
         return wrong[given]
     if isinstance(truth, frozenset):
         hint = next((h for k, h in wrong.items() if k in given ^ truth), None)
@@ -227,8 +223,7 @@ def _compare(ex: Exercise, given: Any) -> bool | str:
             + ([f"{missing} {'is' if missing == 1 else 'are'} missing"] if missing else [])) + f"; {ex.hint}"
     if isinstance(truth, dict):
         bad = [k for k in truth if given[k] != truth[k]]
-        hint = next((wrong.get((k, given[k]), wrong.get(k)) for k in bad if (k, given[k]) in wrong or k in wrong),
-                    None)
+        hint = next(filter(None, (wrong.get((k, given[k])) or wrong.get(k) for k in bad)), None)
         return hint or f"{len(bad)} of the {len(truth)} {'is' if len(bad) == 1 else 'are'} not right yet; {ex.hint}"
     return False
 

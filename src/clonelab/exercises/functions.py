@@ -51,7 +51,7 @@ def _close(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
 
 def _autograd_hint(err: RuntimeError, leaf: str = "", saved: str = "") -> str:
     """The hint for autograd's in-place error ``err`` (see :func:`inplace_error`); any other error is raised again."""
-    if hint := {"leaf": leaf, "saved": saved}.get(inplace_error(err)):
+    if hint := {"leaf": leaf, "saved": saved}[inplace_error(err)]:
         return hint
     raise err
 
@@ -81,12 +81,12 @@ def _view(got: torch.Tensor, x: torch.Tensor) -> str | None:
         return "the values are right, but the result owns new memory: it is a copy, and a view was possible"
 
 
-def _tells_apart(answer, cases, returns: tuple | None = (bool, np.bool_, torch.Tensor)) -> bool | str:
+def _tells_apart(answer, cases) -> bool | str:
     """02.2, 09.2: ``cases`` holds (arguments, the right True or False, the hint when the answer gets it wrong).
-    The answer returns True or False (or a one-element bool tensor); with ``returns=None``, anything, read by bool."""
+    The answer must return True or False (or a one-element bool tensor)."""
     for args, expected, hint in cases:
-        got = _run(answer, *args, returns=returns, what="True or False")
-        if returns and isinstance(got, torch.Tensor) and (got.numel() != 1 or got.dtype != torch.bool):
+        got = _run(answer, *args, returns=(bool, np.bool_, torch.Tensor), what="True or False")
+        if isinstance(got, torch.Tensor) and (got.numel() != 1 or got.dtype != torch.bool):
             raise Unreadable("your function should return True or False")
         if bool(got) != expected:
             return hint
@@ -102,7 +102,7 @@ def _independent_copy(answer):
             return "your function returned the very object it was given: that is what `=` does, not a copy"
         if shares_storage(got, x):
             return "your result shares memory with the input, so a write into one would show in the other"
-        if got.requires_grad or got.grad_fn is not None:
+        if got.requires_grad:
             return "your result is still connected to the autograd graph (it requires grad)"
 
     leaf = torch.tensor([2.0, 3.0, 4.0], requires_grad=True)
@@ -130,8 +130,7 @@ def _same_storage(answer):
         ((base[3:], base.clone()[3:]), False, own),
         ((torch.empty(0), torch.empty(0)), False, zero.format("empty tensors")),
         ((torch.zeros(2, 0), torch.empty(0)), False, zero.format("empty tensors")),
-        ((meta, meta[1:]), True, later), ((meta, torch.empty(3, device="meta")), False, zero.format("meta tensors"))],
-        returns=None)
+        ((meta, meta[1:]), True, later), ((meta, torch.empty(3, device="meta")), False, zero.format("meta tensors"))])
 
 
 @_code("02.3", "add_into",
@@ -356,8 +355,7 @@ def _fixed_model(answer):
     handles = [m.register_forward_pre_hook(lambda m, args, n=name: inputs.append((n, args[0], args[0]._version)))
                for name, m in model.named_modules() if re.fullmatch(r"layer\d+\.\d+", name)]
     try:
-        model.train()
-        reference.train()
+        model.train()   # the reference, just built, is in training mode already
         x = torch.rand(16, 1, 8, 8, generator=torch.Generator().manual_seed(10))
         out, expected = model(x), reference(x)
         out.sum().backward()  # must not raise

@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 
 from clonelab.cost import block_inputs, model_clone_cost
-from clonelab.exercises._core import Exercise, choices, inplace_error, node_counts, numbers, one_of, outcomes, register, whole
+from clonelab.exercises._core import (Exercise, choices, inplace_error, node_counts, numbers, one_of, outcomes,
+                                      register, whole)
 from clonelab.graphs import graph_nodes
 from clonelab.inspection import shares_storage
 from clonelab.memory import measure, saved_for_backward
@@ -38,9 +39,7 @@ def _error(code: str, **names: Any) -> str | None:
     try:
         _snippet(code, "None", **names)()
     except RuntimeError as err:
-        if kind := inplace_error(err):
-            return kind
-        raise
+        return inplace_error(err)
     return None
 
 
@@ -64,7 +63,8 @@ def _after_write(op: Callable, line: str) -> str:
 def _extra_07_3() -> dict[str, int]:
     """The notebook's block (the identity first, added in place at the end) with ``x.clone()`` against ``x``: the
     extra bytes allocated in the forward pass, and saved for backward."""
-    x, conv, bn = torch.randn(4, 16, 64, 64), torch.nn.Conv2d(16, 16, 3, padding=1, bias=False), torch.nn.BatchNorm2d(16)
+    x, conv = torch.randn(4, 16, 64, 64), torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+    bn = torch.nn.BatchNorm2d(16)
     runs = []
     for take in (lambda t: t, torch.clone):
         def block(x):
@@ -158,7 +158,7 @@ register(
                                           "on a",
                  (0.0,) * 3: "loss depends on a through b and c; a backward pass does reach a"}),
     Exercise("02.1", hint="work line by line: which lines change the shared list, and which make a new one?",
-             form="your prediction as a list, such as [1, 2]", parse=numbers(integral=True),
+             form="your prediction as a list, such as [7, 8]", parse=numbers(integral=True),
              truth=_snippet("xs = [1, 2]; ys = xs; ys += [3]; ys = ys + [4]", "tuple(xs)"),
              wrong=lambda t: {(1, 2): "a list has __iadd__, so ys += [3] changes the list that both names share",
                               t + (4,): "ys + [4] builds a new list and only the name ys moves to it"}),
@@ -194,7 +194,7 @@ register(
                                         "existing tensor")}),
     Exercise("05.1", hint="an op breaks when its backward formula needs its own output; saved_by_node(op(x)) shows "
                           "'result' for those",
-             form='a set of op names, e.g. {"relu", "add"}', parse=choices(OPS_05_1),
+             form='a set of op names, e.g. {"add", "clone"}', parse=choices(OPS_05_1),
              truth=lambda: frozenset(n for n, op in OPS_05_1.items() if _after_write(op, "y.mul_(2)") == "error")),
     Exercise("06.2", hint="draw the graph with show_saved=True and follow the plain line from the second "
                           "MulBackward0 to its 'other' box; or compare that node's _saved_other with `is`",
@@ -260,7 +260,7 @@ register(
                                  "of the input"}),
     Exercise("10.1", hint="ask of each change: does anything now write into a block's input x before the addition, "
                           "or do the two runs now do different things",
-             form='a set of letters, e.g. {"A", "B"}', parse=choices("ABCDEF"),
+             form='a set of letters, e.g. {"D", "F"}', parse=choices("ABCDEF"),
              truth=lambda: frozenset("ABCE"),   # D: ReluFirstBlock writes into x; F: one run's learning rate
              wrong=lambda t: {"D": "one of your letters makes the block write into its input: the alias then sees "
                                    "the change",
@@ -281,12 +281,12 @@ register(
                  (0.0,) * 3: "y += 1 is not y = y + 1 for a tensor"}),
     Exercise("quiz.3", hint="a view only changes shape, stride and offset; a copy is needed when no single stride "
                             "per dimension can describe the result, or when the indices are data",
-             form='a set of labels from the list, e.g. {"x[1]"}', parse=choices(QUIZ_3),
+             form='a set of labels from the list, e.g. {"x + 0"}', parse=choices(QUIZ_3),
              truth=lambda: frozenset(label for label in QUIZ_3 if _snippet(
                  "x = torch.arange(12.0).view(3, 4)", f"shares_storage({label}, x)", shares_storage=shares_storage)())),
     Exercise("quiz.4", hint="a write into x changes the memory x names; a new tensor, or a rebound name, does not. "
                             "Ask of each line which memory it writes to",
-             form='a set of labels from the list, e.g. {"x += 1"}', parse=choices(QUIZ_4),
+             form='a set of labels from the list, e.g. {"x.add(1)"}', parse=choices(QUIZ_4),
              truth=lambda: _written(QUIZ_4, lambda: torch.tensor([-2.0, -1.0, 0.0, 1.0]))),
     Exercise("quiz.5", hint="for each line, decide whether it writes into the tensor sigmoid saved, and whether "
                             "autograd's version counter sees that write",
@@ -299,7 +299,7 @@ register(
                                          - graph_nodes(toy_residual("alias").loss)).items()))),
     Exercise("quiz.7", hint="a clone allocates room for the elements it copies; what clone's backward formula needs "
                             "is in derivatives.yaml",
-             form="a tuple of two whole numbers of bytes, e.g. (100, 0)",
+             form="a tuple of two whole numbers of bytes, e.g. (100, 20)",
              parse=numbers(integral=True, names=("allocated", "saved")),
              truth=_snippet("r = saved_for_backward(lambda t: t[:, :10].clone(), "
                             "torch.zeros(1000, 1000, requires_grad=True))",
