@@ -578,21 +578,29 @@ def test_every_answer_gets_its_verdict_and_hint(exercise_id, answer, accepted, s
             assert leak not in out.replace(exercise_id, ""), f"the hint gives away {leak!r}"
 
 
-def test_no_example_in_a_form_gives_away_part_of_the_answer():
-    """The examples in "answer with ..." (after "e.g." or "such as") are read as answers: none holds a right part."""
+def test_no_example_gives_away_part_of_the_answer():
+    """The examples in "answer with ..." (after "e.g." or "such as") and in the notebooks' templates
+    (``answer = ...   # e.g. ...``) are read as answers: none holds a right part."""
     from clonelab.exercises import _core
 
+    examples = [(exercise_id, text) for exercise_id in exercise_ids()
+                for text in re.findall(r"(?:e\.g\.|such as) (\S.*?)(?: or |$)", _core._REGISTRY[exercise_id].form)]
+    for path in sorted((ROOT / "notebooks").glob("[01]*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if found := re.search(r"= \.\.\. +#[^\n]*e\.g\. ([^\n]+)\n(?:.*\n)*?check\(\"([\w.]+)\"", cell.source):
+                examples.append((found[2], found[1]))
     checked = 0
-    for exercise_id in exercise_ids():
-        ex = _core._REGISTRY[exercise_id]
-        for text in re.findall(r"(?:e\.g\.|such as) ([\[({\"\d].*?)(?: or |$)", ex.form):   # literals only
-            checked += 1
-            example, truth = ex.parse(ast.literal_eval(text)), ex.truth()
-            parts = (zip(example, truth) if isinstance(truth, tuple) else
-                     ((example[k], truth[k]) for k in truth) if isinstance(truth, dict) else [(example, truth)])
-            assert not (example & truth if isinstance(truth, frozenset) else any(a == b for a, b in parts)), \
-                f"{exercise_id}: the example {text} gives away part of the answer"
-    assert checked >= 13, checked   # every literal example there is today
+    for exercise_id, text in examples:
+        try:
+            example = _core._REGISTRY[exercise_id].parse(ast.literal_eval(text))
+        except (ValueError, SyntaxError):   # a description, such as "(a, b, c)" or "the result of graph_nodes(...)"
+            continue
+        truth, checked = _core._REGISTRY[exercise_id].truth(), checked + 1
+        parts = (zip(example, truth) if isinstance(truth, tuple) else
+                 ((example[k], truth[k]) for k in truth) if isinstance(truth, dict) else [(example, truth)])
+        assert not (example & truth if isinstance(truth, frozenset) else any(a == b for a, b in parts)), \
+            f"{exercise_id}: the example {text} gives away part of the answer"
+    assert checked >= 17, checked   # every literal example there is today
 
 
 def test_the_table_covers_every_exercise_with_a_right_and_a_wrong_answer():
