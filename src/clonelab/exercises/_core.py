@@ -145,7 +145,7 @@ def node_counts(answer: Any) -> tuple[tuple[str, int], ...]:
     if not isinstance(answer, Mapping) or not all(isinstance(k, str) for k in answer):
         raise Unreadable
     counts = {k.strip(): whole(v) for k, v in answer.items()}
-    if len(counts) != len(answer) or any(not re.fullmatch(r"\w+Backward\d*|AccumulateGrad", k) for k in counts):
+    if len(counts) != len(answer) or any(not re.fullmatch(r"\w+Backward\d+|AccumulateGrad", k) for k in counts):
         raise Unreadable("use the class names that graph_nodes prints, each once, such as MulBackward0")
     return tuple(sorted((k, v) for k, v in counts.items() if v))
 
