@@ -85,6 +85,8 @@ def test_arguments_are_checked():
         model_clone_cost(model, x, repeat=2.0)
     with pytest.raises(ValueError, match="repeat must be an int >= 0"):
         model_clone_cost(model, x, repeat=-1)
+    with pytest.raises(TypeError, match="backward must be True or False, got 'no'"):   # a str is truthy
+        model_clone_cost(model, x, backward="no")
     with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
         model_clone_cost(model, x, device="meta")
     with pytest.raises(RuntimeError, match="gpu"):               # torch.device's own message names it

@@ -492,9 +492,9 @@ def test_output_must_be_a_tensor_with_a_graph():
 
 
 @pytest.mark.parametrize("params, match", [
-    ([("w", torch.ones(1))], "params must be None or a dict.*got list"),
-    ({"w": 1.0}, r"params must be .*got 'w': float"),
-    ({1: torch.ones(1)}, "params must be .*got 1: Tensor"),
+    ([("w", torch.ones(1))], r"params must be a non-empty dict of str name -> tensor.*got \[\('w'"),
+    ({"w": 1.0}, r"params\['w'\] must be a torch.Tensor, got float"),
+    ({1: torch.ones(1)}, "params must be a non-empty dict of str name -> tensor.*got {1: "),
 ])
 def test_params_are_checked(params, match):
     loss, _ = toy(False)

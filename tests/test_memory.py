@@ -118,6 +118,10 @@ def test_rss_line_profile_reports_the_posts_function():
     exec(compile("def typed_in_a_cell():\n    return 1\n", "<ipython-input-1>", "exec"), namespace)
     with pytest.raises(ValueError, match="func must be defined in a file"):
         rss_line_profile(namespace["typed_in_a_cell"])
+    # a function of another file is shown by the file's name, not by a path that climbs out of the package
+    import textwrap
+
+    assert rss_line_profile(textwrap.dedent, "  x").startswith("Filename: textwrap.py\n")
 
 
 def test_rss_increments_reads_every_line_that_ran():

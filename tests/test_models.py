@@ -275,12 +275,26 @@ class _NotABlock(nn.Module):
     ({"layers": [2, 0]}, ValueError, "layers must be a non-empty list"),
     ({"layers": [2, 1.0]}, ValueError, "layers must be a non-empty list"),
     ({"stem": "cifar"}, ValueError, 'stem must be "imagenet" or "small", got \'cifar\''),
+    ({"num_classes": 0}, ValueError, "num_classes must be a positive int, got 0"),
+    ({"in_channels": 3.0}, TypeError, "in_channels must be a positive int"),
+    ({"base_width": -4}, ValueError, "base_width must be a positive int"),
+    ({"inplace": "yes"}, TypeError, "inplace must be True or False, got 'yes'"),
 ])
 def test_resnet_argument_errors(kwargs, error, match):
     args = {"block": BasicBlock, "layers": [1, 1], **kwargs}
     block, layers = args.pop("block"), args.pop("layers")
     with pytest.raises(error, match=match):
         resnet(block, layers, **args)
+
+
+@pytest.mark.parametrize("block", [BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock])
+@pytest.mark.parametrize("args, kwargs, match", [((8, -1), {}, "planes must be a positive int"),
+                                                 ((0, 8), {}, "inplanes must be a positive int"),
+                                                 ((8, 8, 0), {}, "stride must be a positive int"),
+                                                 ((8, 8), {"inplace": 1}, "inplace must be True or False")])
+def test_every_block_names_a_bad_size_or_flag(block, args, kwargs, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        block(*args, **kwargs)
 
 
 def test_a_subclass_of_a_block_builds_a_network():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -40,6 +41,16 @@ def require_int(value: Any, name: str, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be {wanted}, got {value!r}")
     return value
+
+
+def require_named(values: Any, argname: str, what: str, check: Callable[[Any, str], Any] | None = None) -> None:
+    """TypeError, naming ``argname``, unless ``values`` is a non-empty dict of str name -> ``what``; then
+    ``check(value, "argname['name']")`` for each value, when given."""
+    if not (isinstance(values, Mapping) and values and all(isinstance(key, str) for key in values)):
+        raise TypeError(f"{argname} must be a non-empty dict of str name -> {what}, e.g. {{'a': a, 'b': b}}; "
+                        f"got {values!r:.60}")
+    for key, value in values.items() if check else ():
+        check(value, f"{argname}[{key!r}]")
 
 
 def require_optional_str(value: Any, name: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import torch
 from torch import Tensor, nn
 
-from clonelab._checks import require_int
+from clonelab._checks import require_bool, require_int
 from clonelab._util import intra_op_threads
 from clonelab.memory import MemoryReport, allocation_lifetimes, measure
 from clonelab.models import BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock
@@ -123,6 +123,7 @@ def model_clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, dev
     ({'layer1.0': 2048, 'layer2.0': 2048}, True, True)
     """
     require_int(repeat, "repeat", minimum=0)
+    require_bool(backward, "backward")
     dev = measure(device).device  # ValueError for a device other than the CPU or a CUDA GPU
     _blocks(model)  # checks the blocks before any work
     with intra_op_threads(threads):

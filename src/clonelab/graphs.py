@@ -16,7 +16,7 @@ import torch
 
 from clonelab import _fallback
 from clonelab._autograd import backward_nodes, require_graph, saved_tensors
-from clonelab._checks import require_bool, require_optional_str
+from clonelab._checks import require_bool, require_named, require_optional_str, require_tensor
 from clonelab._fallback import dot_available, install_hint
 from clonelab.inspection import shares_storage
 
@@ -31,15 +31,9 @@ _TITLE, _PIP = "autograd graph (matplotlib drawing)", "Install it: `pip install 
 
 
 def _check_params(params: Any) -> dict[str, torch.Tensor]:
-    if params is None:
-        return {}
-    bad = ([f"{k!r}: {type(v).__name__}" for k, v in params.items()
-            if not (isinstance(k, str) and isinstance(v, torch.Tensor))] if isinstance(params, Mapping)
-           else [type(params).__name__])
-    if bad:
-        raise TypeError("params must be None or a dict of str name -> tensor, e.g. {'weight1': w1} or "
-                        f"dict(model.named_parameters()); got {bad[0]}")
-    return dict(params)
+    if not (params is None or params == {}):
+        require_named(params, "params", "tensor", require_tensor)
+    return dict(params or {})
 
 
 def graph_nodes(output: torch.Tensor) -> collections.Counter[str]:

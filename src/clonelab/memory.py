@@ -298,8 +298,9 @@ def rss_line_profile(func: Callable[..., Any], *args, **kwargs) -> str:
     profiler(func)(*args, **kwargs)
     out = io.StringIO()
     show_results(profiler, stream=out)
-    # Show the file relative to the package, not this machine's absolute path.
-    return out.getvalue().replace(path, os.path.join("clonelab", os.path.relpath(path, os.path.dirname(__file__))))
+    here = os.path.dirname(__file__)  # a file of the package relative to it, another by its name: no machine's path
+    return out.getvalue().replace(path, os.path.join("clonelab", os.path.relpath(path, here))
+                                  if path.startswith(here + os.sep) else os.path.basename(path))
 
 
 # One row of memory_profiler's report: line number, Mem usage, Increment, Occurrences, source.

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from clonelab._checks import require_bool, require_int
+
 
 def _check_identity(identity: object, argname: str = "identity") -> str:
     if identity not in ("alias", "clone"):
@@ -27,9 +29,8 @@ def take_identity(x: Tensor, mode: str) -> Tensor:
     (True, False)
     """
     _check_identity(mode, "mode")
-    # The whole question of the series in one line: "alias" binds a second
-    # name to the same tensor (no op runs, no memory is used); "clone" copies
-    # it into new storage, which later in-place writes to x cannot reach.
+    # The whole question of the series in one line: "alias" binds a second name to the same tensor (no op runs,
+    # no memory is used); "clone" copies it into new storage, which later in-place writes to x cannot reach.
     return x if mode == "alias" else x.clone()
 
 
@@ -102,10 +103,12 @@ class _ResidualBlock(nn.Module):
     # conv's backward) or "x", torchvision's line (an unused clone is then freed inside the block). Notebook 09.
     shortcut_input = "identity"
 
-    def __init__(self, stride: int, identity: str) -> None:
+    def __init__(self, inplanes: int, planes: int, stride: int, identity: str, inplace: bool) -> None:
         super().__init__()
-        self.identity_mode = _check_identity(identity)
-        self.stride = stride
+        for value, name in ((inplanes, "inplanes"), (planes, "planes"), (stride, "stride")):
+            require_int(value, name)
+        require_bool(inplace, "inplace")
+        self.identity_mode, self.stride = _check_identity(identity), stride
 
     def extra_repr(self) -> str:
         return f"identity={self.identity_mode!r}"
@@ -123,7 +126,7 @@ class BasicBlock(_ResidualBlock):
 
     def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: nn.Module | None = None,
                  *, identity: str = "alias", inplace: bool = True) -> None:
-        super().__init__(stride, identity)
+        super().__init__(inplanes, planes, stride, identity, inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
         self.relu = nn.ReLU(inplace=inplace)
@@ -155,7 +158,7 @@ class Bottleneck(_ResidualBlock):
 
     def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: nn.Module | None = None,
                  groups: int = 1, base_width: int = 64, *, identity: str = "alias", inplace: bool = True) -> None:
-        super().__init__(stride, identity)
+        super().__init__(inplanes, planes, stride, identity, inplace)
         width = int(planes * (base_width / 64.0)) * groups
         self.conv1 = conv1x1(inplanes, width)
         self.bn1 = nn.BatchNorm2d(width)
@@ -191,7 +194,7 @@ class PreActBlock(_ResidualBlock):
 
     def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: nn.Module | None = None,
                  *, identity: str = "alias", inplace: bool = True) -> None:
-        super().__init__(stride, identity)
+        super().__init__(inplanes, planes, stride, identity, inplace)
         self.bn1 = nn.BatchNorm2d(inplanes)
         self.relu = nn.ReLU(inplace=inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
@@ -222,7 +225,7 @@ class ReluFirstBlock(_ResidualBlock):
 
     def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: nn.Module | None = None,
                  *, identity: str = "alias", inplace: bool = True) -> None:
-        super().__init__(stride, identity)
+        super().__init__(inplanes, planes, stride, identity, inplace)
         self.relu = nn.ReLU(inplace=inplace)
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
@@ -265,8 +268,8 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
     Stage ``i`` has width ``base_width * 2**i``, stride 2 after the first. With ``num_classes=1000``,
     ``[2, 2, 2, 2]`` BasicBlocks have the state_dict of torchvision's ``resnet18``, ``[3, 4, 6, 3]`` Bottlenecks
     that of ``resnet50``. ``stem="small"`` (a 3x3 stride-1 conv, no max-pool) suits 8x8 or 32x32 images.
-    ``identity`` and ``inplace`` go to every block. TypeError for a ``block`` that is not a block class;
-    ValueError for a bad ``layers``, ``stem`` or ``identity``.
+    ``identity`` and ``inplace`` go to every block. Errors name a bad ``block``, ``layers``, ``stem``, ``identity``,
+    size or ``inplace``.
 
     >>> model = resnet(BasicBlock, [1, 1, 1], in_channels=1, base_width=16, stem="small")
     >>> model(torch.randn(4, 1, 8, 8)).shape
@@ -280,6 +283,8 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
     if stem not in ("imagenet", "small"):
         raise ValueError(f'stem must be "imagenet" or "small", got {stem!r}')
     _check_identity(identity)
+    for value, name in ((num_classes, "num_classes"), (in_channels, "in_channels"), (base_width, "base_width")):
+        require_int(value, name)
     model, preact = ResNet(), block.preactivation
     model.conv1 = (nn.Conv2d(in_channels, base_width, kernel_size=7, stride=2, padding=3, bias=False)
                    if stem == "imagenet" else conv3x3(in_channels, base_width))

@@ -8,13 +8,13 @@ import collections
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from clonelab._checks import require_dense_tensor, require_optional_str, storage_key
+from clonelab._checks import require_dense_tensor, require_named, require_optional_str, storage_key
 from clonelab._util import dtype_name, format_bytes, version_of
 from clonelab.inspection import storage_positions
 from clonelab.memory import allocation_lifetimes
@@ -36,16 +36,6 @@ _PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#
 def _light(colour: str, amount: float) -> tuple[float, ...]:
     from matplotlib.colors import to_rgb
     return tuple(c + (1 - c) * amount for c in to_rgb(colour))
-
-
-def _named(values: Any, argname: str, what: str, check: Callable[[Any, str], Any] | None = None) -> None:
-    """TypeError, naming ``argname``, unless ``values`` is a non-empty dict of str name -> ``what``; then
-    ``check(value, "argname['name']")`` for each value, when given."""
-    if not (isinstance(values, Mapping) and values and all(isinstance(key, str) for key in values)):
-        raise TypeError(f"{argname} must be a non-empty dict of str name -> {what}, e.g. {{'a': a, 'b': b}}; "
-                        f"got {values!r:.60}")
-    for key, value in values.items() if check else ():
-        check(value, f"{argname}[{key!r}]")
 
 
 def _floats(values: Any, argname: str, low: float | None = None) -> list[float]:
@@ -96,7 +86,7 @@ def _label(v: Any) -> str:
 
 def _storage_layout(tensors: Mapping[str, torch.Tensor]) -> _Layout:
     """Which names share a tensor object, which objects share a storage, and which cells each covers."""
-    _named(tensors, "tensors", "tensor", require_dense_tensor)
+    require_named(tensors, "tensors", "tensor", require_dense_tensor)
     by_storage: dict[int, dict[int, torch.Tensor]] = {}  # storage -> its objects, in order of appearance
     for t in tensors.values():
         by_storage.setdefault(storage_key(t), {})[id(t)] = t
@@ -262,7 +252,7 @@ def plot_history(histories: Mapping[str, Any], *, title: str | None = None) -> F
     >>> [ax.get_ylabel() for ax in plot_history({"alias": H(step_loss=[2.3, 1.1], test_acc=[0.9])}).axes]
     ['training loss (log scale)', 'test accuracy (%)']
     """
-    _named(histories, "histories", "History")
+    require_named(histories, "histories", "History")
     require_optional_str(title, "title")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator, PercentFormatter
@@ -441,7 +431,7 @@ def plot_memory_timeline(reports: Mapping[str, Any], *, mark: str = "aten::clone
     >>> [ax.get_ylabel() for ax in plot_memory_timeline({"clone": m}).axes]
     ['bytes live (MiB)', 'clones']
     """
-    _named(reports, "reports", "report from `with measure() as report`")
+    require_named(reports, "reports", "report from `with measure() as report`")
     require_optional_str(title, "title")
     import matplotlib.pyplot as plt
     timelines = {name: memory_timeline(r, mark) for name, r in reports.items()}
@@ -488,7 +478,7 @@ def version_snapshot(tensors: Mapping[str, torch.Tensor], label: str) -> Version
     >>> version_snapshot({"x": x, "y = x": y}, "x += 1").rows
     (('x', 1, (1.0, 1.0)), ('y = x', 1, (1.0, 1.0)))
     """
-    _named(tensors, "tensors", "tensor", require_dense_tensor)
+    require_named(tensors, "tensors", "tensor", require_dense_tensor)
     if odd := [name for name, t in tensors.items() if t.is_meta or t.is_complex()]:
         raise ValueError(f"tensors[{odd[0]!r}] must hold real values to show, not meta or complex ones")
     return VersionSnapshot(label, tuple((name, version_of(t), tuple(float(v) for v in t.detach().reshape(-1)[:6].tolist()))
