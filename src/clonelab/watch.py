@@ -61,7 +61,7 @@ class OpLog(list):
 
     @property
     def new_bytes(self) -> int:
-        """Total bytes of fresh storage created inside the block."""
+        """Total bytes of fresh storage created inside the block (not an ``out=`` tensor's growth: a write)."""
         return sum(r.nbytes for r in self)
 
     def kinds(self) -> list[str]:
