@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")  # before pyplot is imported anywhere: no windows in tests
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -495,6 +496,7 @@ def test_output_must_be_a_tensor_with_a_graph():
     ([("w", torch.ones(1))], r"params must be a non-empty dict of str name -> tensor.*got \[\('w'"),
     ({"w": 1.0}, r"params\['w'\] must be a torch.Tensor, got float"),
     ({1: torch.ones(1)}, "params must be a non-empty dict of str name -> tensor.*got {1: "),
+    (np.array([1.0, 2.0]), "params must be a non-empty dict of str name -> tensor"),   # not a truth-value error
 ])
 def test_params_are_checked(params, match):
     loss, _ = toy(False)

@@ -31,7 +31,7 @@ _TITLE, _PIP = "autograd graph (matplotlib drawing)", "Install it: `pip install 
 
 
 def _check_params(params: Any) -> dict[str, torch.Tensor]:
-    if not (params is None or params == {}):
+    if not (params is None or isinstance(params, Mapping) and not params):   # None or {}: no names to show
         require_named(params, "params", "tensor", require_tensor)
     return dict(params or {})
 
