@@ -220,8 +220,8 @@ def out_of_place_seeded():
     return _relu_first(inplace=False)()
 
 
-def returns_none():
-    pass
+def returns_none():   # builds the model but forgets to return it
+    _relu_first(inplace=False)()
 
 
 # --- the table: (id, answer, accepted?, hint fragment, must not appear in the message) --------------------
@@ -623,7 +623,13 @@ def test_a_template_left_as_handed_out_is_not_yet_answered(capsys):
     def returns_ellipsis(t):
         return ...   # your code here
 
-    for template in [..., None, "...", {"a": ..., "b": 1}, (1, ...), [...], safe_relu, documented, returns_ellipsis]:
+    def passes(x):
+        pass
+
+    made_by_exec = {}
+    exec("def safe_relu(x):\n    ...", made_by_exec)   # no source file to read: told by its instructions
+    for template in [..., None, "...", {"a": ..., "b": 1}, (1, ...), [...], safe_relu, documented, returns_ellipsis,
+                     passes, made_by_exec["safe_relu"]]:
         verdict = check("04.3", template)
         assert not verdict and isinstance(verdict, Verdict)
         assert verdict.message == "… 04.3: no answer yet. Replace each ... with your answer."
