@@ -135,7 +135,8 @@ def test_time_markers_follow_the_core_path_and_restamping_changes_nothing():
     nbtool.stamp_time_markers(nb)
     assert "⏱" not in nb.cells[1].source                  # under 3 minutes: no marker
     assert nb.cells[4].source.splitlines()[1] == nbtool.time_marker(5)
-    assert nb.cells[7].source.splitlines()[1] == nbtool.time_marker(12)
+    assert nb.cells[7].source.splitlines()[1] == nbtool.time_marker(12, "the exercises")
+    assert "the exercises included" in nb.cells[7].source and "included" not in nb.cells[5].source
     again = nbformat.writes(nb)
     nbtool.stamp_time_markers(nb)
     assert nbformat.writes(nb) == again

@@ -320,8 +320,10 @@ def core_timeline(nb) -> tuple[list[tuple[int, str, int]], int]:
     return marks, round(minutes)
 
 
-def time_marker(minutes: int) -> str:
-    return f"<small>⏱ About {minutes} min to here on the core path (an estimate).</small>"
+def time_marker(minutes: int, practice: str = "") -> str:
+    """The "time to here" line; ``practice`` names the exercises or quiz when they lie before the heading."""
+    included = f", {practice} included" if practice else ""
+    return f"<small>⏱ About {minutes} min to here on the core path{included} (an estimate).</small>"
 
 
 PRACTICE_HEADINGS = ("Exercises", "Quiz")
@@ -355,12 +357,15 @@ def stamp_time_markers(nb) -> None:
     if core is not None:  # the estimate, at the end of the cell that states the core path
         core.source = core.source.rstrip("\n") + "\n\n" + core_marker(nb)
     marks, _ = core_timeline(nb)
+    practice = ""   # after the Exercises (or Quiz) section, the minutes include them: the marker says so
     for index, heading, minutes in marks:
-        if minutes < 3:  # Learning objectives, and the first section: nothing to say yet
-            continue
-        cell = nb.cells[index]
-        first, _, rest = cell.source.partition("\n")
-        cell.source = f"{first}\n{time_marker(minutes)}\n{rest}" if rest else f"{first}\n{time_marker(minutes)}"
+        if minutes >= 3:  # not under Learning objectives, or the first section: nothing to say yet
+            cell = nb.cells[index]
+            first, _, rest = cell.source.partition("\n")
+            marker = time_marker(minutes, practice)
+            cell.source = f"{first}\n{marker}\n{rest}" if rest else f"{first}\n{marker}"
+        if heading in PRACTICE_HEADINGS:
+            practice = f"the {heading.lower()}"
 
 
 def workshop_counts(nb) -> dict[str, int]:

@@ -330,7 +330,10 @@ def _writes_into_input(answer):
         return f"wrong for {description}: your function says it {'only read x' if wrote else 'wrote into x'}"
 
     x = torch.randn(2, 8, 6, 6, generator=torch.Generator().manual_seed(2))  # negative values: ReLU changes them
-    return _tells_apart(answer, [((block, x.clone()), wrote, hint(description, wrote))
+    # each block twice: on a fresh x, and on one whose counter is 1 already (a write before the call is not the block's)
+    return _tells_apart(answer, [((block, make()), wrote, hint(description + where, wrote))
+                                 for make, where in ((x.clone, ""), (lambda: x.clone().mul_(1.0), ", given an x "
+                                                                     "that was written into before the call"))
                                  for description, block, wrote in _blocks_09_2()])
 
 

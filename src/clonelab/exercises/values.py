@@ -207,8 +207,7 @@ register(
              form="a whole number (an int), such as the result of graph_nodes(...)[...]", parse=whole,
              truth=lambda: (graph_nodes(BasicBlock(4, 4, identity="clone")(torch.randn(1, 4, 5, 5)).sum())
                             - graph_nodes(BasicBlock(4, 4)(torch.randn(1, 4, 5, 5)).sum()))["CloneBackward0"]),
-    Exercise("07.1", hint="measure() a clone of that tensor and read m.allocated; a clone allocates "
-                          "numel() * element_size() bytes",
+    Exercise("07.1", hint="measure() a clone of that tensor and read m.allocated",
              form="a whole number of bytes, an int", parse=whole,
              truth=lambda: torch.zeros(10, 10, dtype=torch.float16).clone().untyped_storage().nbytes(),
              wrong=lambda t: {
