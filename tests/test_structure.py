@@ -83,6 +83,8 @@ def test_solution_cells_follow_an_exercise(nb):
             assert "check(" in cell.source, f"solution cell {i} must assert its check(...)"
             earlier = "\n".join(c.source for c in book.cells[max(0, i - 3):i])
             assert "check(" in earlier, f"solution cell {i}: the exercise cell before it must call check(...)"
+            assert cell.metadata.get("jupyter", {}).get("outputs_hidden") and cell.metadata["jupyter"]["source_hidden"], \
+                f"solution cell {i}: its code and the answer it prints must be collapsed (run `make stamp`)"
 
 
 def test_kernelspec_is_set_so_jupyterlab_does_not_ask(nb):

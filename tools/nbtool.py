@@ -183,9 +183,9 @@ def stamp() -> int:
         stamp_time_markers(nb)
         for cell in nb.cells:
             if SOLUTION_TAG in cell.metadata.get("tags", []):
-                # JupyterLab shows a collapsed input until the reader clicks it,
-                # so the answer is not read by accident right below the exercise
-                cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+                # JupyterLab shows a collapsed input and output until the reader clicks them, so the answer
+                # (the code, or the value it prints) is not read by accident right below the exercise
+                cell.metadata.setdefault("jupyter", {}).update(source_hidden=True, outputs_hidden=True)
             if cell.cell_type == "code" and cell.source.startswith(DEEPER_MARK):
                 # collapsed, input and output, like the <details> note it belongs to
                 cell.metadata["jupyter"] = {"source_hidden": True, "outputs_hidden": True}

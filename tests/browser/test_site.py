@@ -1,5 +1,6 @@
 """The reading edition (`make html`): built offline by Sphinx with MyST-NB and sphinx-book-theme, then read in
-chromium like a reader would: the index, a sidebar link, prev/next, a figure, the folded setup cell, search."""
+chromium like a reader would: the index, a sidebar link, prev/next, a figure, the folded setup and solution
+cells, search."""
 
 from __future__ import annotations
 
@@ -56,6 +57,10 @@ def test_index_sidebar_prev_next_figure_and_search(site, page):
     setup = page.locator(".tag_hide-input").first
     assert not setup.locator(".cell_input .highlight").first.is_visible()
     assert "clonelab" in setup.locator(".cell_output").inner_text()
+    # a solution is folded whole, its printed answer too, until the reader opens it
+    solution = page.locator(".tag_hide-cell").first
+    solution.scroll_into_view_if_needed()
+    assert "✓ 02." in solution.text_content() and not solution.get_by_text("✓ 02.").first.is_visible()
 
     # next, then previous
     page.locator("a.right-next").click()
