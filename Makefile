@@ -83,12 +83,13 @@ html: $(VENV)/.clonelab-site
 # platform and Python, in $(WHEELHOUSE)/. Copy the folder to the students' machines (same OS and Python), then:
 #   python -m venv .venv && .venv/bin/pip install --no-index --find-links wheelhouse "clonelab[lab]"
 #   (Windows: .venv\Scripts\pip install --no-index --find-links wheelhouse "clonelab[lab]")
-# A CPU build of torch ("2.13.0+cpu") comes from PyTorch's own index; TORCH_INDEX= leaves it out.
+# A CPU build of torch ("2.13.0+cpu") comes from PyTorch's own index; TORCH_INDEX= leaves it out and pins torch
+# without its local "+cpu" part, which PyPI does not have (on Linux, PyPI's torch is then a CUDA build of several GB).
 WHEELHOUSE ?= wheelhouse
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 wheelhouse: $(INSTALLED)
 	$(BIN)/python -m pip wheel -q --wheel-dir $(WHEELHOUSE) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) \
-		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__)')" ".[lab]"
+		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__$(if $(TORCH_INDEX),,.split("+")[0]))')" ".[lab]"
 	du -sh $(WHEELHOUSE)
 
 # A markdown table of measured run times and suggested workshop minutes (for workshop/README.md).

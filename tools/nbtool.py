@@ -128,13 +128,17 @@ OBJECTIVES_START = "<!-- clonelab:objectives (stamped from each notebook's Learn
 OBJECTIVES_END = "<!-- /clonelab:objectives -->"
 
 
+def objectives_of(nb) -> list[str]:
+    """The bullets ("- ...") of the notebook's "## Learning objectives" cell."""
+    cell = next((c for c in nb.cells if c.cell_type == "markdown" and "## Learning objectives" in c.source), None)
+    return [line for line in (cell.source.splitlines() if cell else []) if line.startswith("- ")]
+
+
 def objectives_block(paths: list[Path], nbs: list, titles: list[str]) -> str:
     """workshop/README.md's list: each notebook's "## Learning objectives" bullets, under a link to it."""
     parts = [OBJECTIVES_START, ""]
     for path, nb, title in zip(paths, nbs, titles):
-        cell = next((c for c in nb.cells if c.cell_type == "markdown" and "## Learning objectives" in c.source), None)
-        bullets = [line for line in (cell.source.splitlines() if cell else []) if line.startswith("- ")]
-        parts += [f"**[{title}](../notebooks/{path.name})**", "", *bullets, ""]
+        parts += [f"**[{title}](../notebooks/{path.name})**", "", *objectives_of(nb), ""]
     return "\n".join(parts + [OBJECTIVES_END])
 
 

@@ -404,8 +404,10 @@ def notes_summary(path: Path, nb, found: list[Solution]) -> str:
              f"**Core path:** about {reading} min of reading and running"
              + (f", then about {practice} min for the {'quiz' if quiz else 'exercises'}" if practice else "")
              + f": {total} min by the guide's formula, with {predictions} prediction "
-             f"prompt{'s' if predictions != 1 else ''}. The *Deeper* notes are not counted.", "",
-             "| time to here | section |", "|--:|---|"]
+             f"prompt{'s' if predictions != 1 else ''}. The *Deeper* notes are not counted.", ""]
+    if objectives := nbtool.objectives_of(nb):
+        lines += ["**Objectives:** after this notebook, students can:", "", *objectives, ""]
+    lines += ["| time to here | section |", "|--:|---|"]
     lines += [f"| {minutes} min | {heading} |" for _, heading, minutes in marks if heading != "Learning objectives"]
     lines += [f"| {total} min | end |", ""]
     if ids:
