@@ -218,7 +218,9 @@ register(
              form='a dict with exactly the keys "allocated" and "saved", each a whole number of bytes',
              parse=numbers(integral=True, names=("allocated", "saved")),
              truth=_extra_07_3,
-             wrong=lambda t: {"allocated": "compare what the two forward passes allocate",
+             wrong=lambda t: {("allocated", _nbytes(8, 16, 32, 32)): "that is one copy of the x of the section above; "
+                                                                    "the question's x is torch.randn(4, 16, 64, 64)",
+                              "allocated": "compare what the two forward passes allocate",
                               "saved": "the allocation is right; now count what each variant keeps for backward"}),
     Exercise("08.1", hint="output = input + weight2 * weight1 * input; differentiate the loss (output - 8.5) ** 2 "
                           "with respect to weight1 by the chain rule",
