@@ -345,11 +345,19 @@ def core_split(nb) -> tuple[int, int]:
 
 
 def core_marker(nb) -> str:
+    """The estimate in three parts that add up as the "to here" markers do: before the exercises (or quiz), for
+    them, and for the sections after them (the Summary)."""
     reading, practice = core_split(nb)
     what = "the quiz" if any(c.cell_type == "markdown" and c.source.startswith("## Quiz") for c in nb.cells) \
         else "the exercises"
+    marks = core_timeline(nb)[0]
+    at = next((i for i, (_, heading, _) in enumerate(marks) if heading in PRACTICE_HEADINGS), None)
+    before = reading if at is None else marks[at][2]
     rest = f", then about {practice} min for {what}" if practice else ""
-    return f"<small>⏱ Estimated: about {reading} min of reading and running{rest}.</small>"
+    later = [heading for _, heading, _ in marks[at + 1:]] if at is not None else []
+    after = f" and {reading - before} for {'the Summary' if later == ['Summary'] else 'the sections after it'}" \
+        if practice and reading > before else ""
+    return f"<small>⏱ Estimated: about {before} min of reading and running{rest}{after}.</small>"
 
 
 def stamp_time_markers(nb) -> None:
