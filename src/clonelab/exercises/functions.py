@@ -281,8 +281,8 @@ def _fixed_block(answer):
                 out.sum().backward()
             except RuntimeError as err:
                 return {"leaf": f"with {name}, your block raised at once: it writes into x in place",
-                        "saved": f"with {name}, backward raised: autograd saved x, and the block wrote into it; a "
-                                 "clone of x for the skip does not stop that write"}[inplace_error(err)]
+                        "saved": f"with {name}, backward raised: autograd saved x, and the block wrote into it (a "
+                                 "clone of x for the skip would not stop that write)"}[inplace_error(err)]
             if not torch.equal(x.detach(), before):
                 return f"with {name}, the caller's x was changed: the block must leave it alone"
             runs.append((out, leaves))

@@ -229,6 +229,8 @@ register(
              wrong=lambda t: {
                  ("output", _POST_08_1["feature"]()["output"]): "that is the output of the post's model, where the "
                                                                 "skip carries feature; here it carries the input",
+                 ("output", t["weight1_grad"]): "your first number is weight1's gradient: the order is (output, "
+                                                "weight1_grad)",
                  "output": "the output is not right yet: the skip now adds the input, not feature",
                  ("weight1_grad", _POST_08_1["feature"]()["weight1_grad"]):
                      "that is the post's gradient; with the input on the skip, weight1 only reaches the output "
