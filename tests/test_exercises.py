@@ -175,6 +175,11 @@ def by_version(block, x):
     return x._version != before
 
 
+def by_version_after_only(block, x):   # reads the counter after the call only: wrong for an x written before it
+    block(x)
+    return x._version > 0
+
+
 def by_version_bool_tensor(block, x):
     before = x._version
     block(x)
@@ -457,7 +462,7 @@ CASES = [
     ("09.2", by_data_ptr, False, "your function says", ("_version",)),
     ("09.2", by_watching_x_only, False, "view", ("_version",)),
     ("09.2", lambda block, x: False, False, "your function says", ("_version",)),
-    ("09.2", lambda block, x: block(x) is None or x._version > 0, False, "written into before the call", ("_version",)),
+    ("09.2", by_version_after_only, False, "written into before the call", ("_version",)),
     ("09.2", lambda block, x: "no", False, "True or False", ("_version",)),
     ("09.2", "by_version", False, "the function", ("_version",)),
     ("09.3", (0, X_09_3), True, None, ()), ("09.3", [0, X_09_3], True, None, ()),

@@ -67,12 +67,12 @@ def stage(where: Path = STAGE, solutions: bool = True) -> Path:
             if cell.cell_type == "markdown":
                 cell.source = LINK.sub(lambda m: m.group(1) + _online(m.group(2), path.parent) + m.group(3),
                                        cell.source)
-            tags = cell.metadata.setdefault("tags", [])
+            tags = cell.metadata.get("tags", [])
             # the setup cell's code is folded; a solution's code and output too (the answer it prints)
             fold = "hide-input" if cell.get("id") == "clonelab-setup" else \
                 "hide-cell" if nbtool.SOLUTION_TAG in tags else None
             if fold and fold not in tags:
-                tags.append(fold)
+                cell.metadata["tags"] = [*tags, fold]
         nbtool.write(nb, where / "notebooks" / path.name)
     (where / "index.md").write_text(index_page([p.name for p in paths]))
     return where
