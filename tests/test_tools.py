@@ -132,6 +132,7 @@ def test_time_markers_follow_the_core_path_and_restamping_changes_nothing():
     marks, total = nbtool.core_timeline(nb)
     assert [(h, m) for _, h, m in marks] == [("First", 0), ("Second", 5), ("Exercises", 6), ("Summary", 12)]
     assert total == 12
+    assert nbtool.core_split(nb) == (6, 6, 0)               # before, for and after the exercises: as the markers add
     nbtool.stamp_time_markers(nb)
     assert "⏱" not in nb.cells[1].source                  # under 3 minutes: no marker
     assert nb.cells[4].source.splitlines()[1] == nbtool.time_marker(5)

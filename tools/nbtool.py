@@ -333,31 +333,24 @@ def time_marker(minutes: int, practice: str = "") -> str:
 PRACTICE_HEADINGS = ("Exercises", "Quiz")
 
 
-def core_split(nb) -> tuple[int, int]:
-    """(reading and running, exercises or quiz): the core path's estimated minutes, in two parts."""
-    practice = reading = 0.0
+def core_split(nb) -> tuple[int, int, int]:
+    """The core path's estimated minutes in three parts: before the exercises (or quiz), for them, and after them
+    (the Summary). The first and the first two add up as the "to here" markers at those headings do."""
+    parts, at = [0.0, 0.0, 0.0], 0
     for _, heading, cell in _core_path(nb):
-        if heading in PRACTICE_HEADINGS:
-            practice += cell_minutes(cell)
-        else:
-            reading += cell_minutes(cell)
-    return round(reading), round(practice)
+        at = 1 if heading in PRACTICE_HEADINGS else 2 if at else 0
+        parts[at] += cell_minutes(cell)
+    ends = [round(sum(parts[:k])) for k in (1, 2, 3)]   # rounded where the markers round: the parts add up to them
+    return ends[0], ends[1] - ends[0], ends[2] - ends[1]
 
 
 def core_marker(nb) -> str:
-    """The estimate in three parts that add up as the "to here" markers do: before the exercises (or quiz), for
-    them, and for the sections after them (the Summary)."""
-    reading, practice = core_split(nb)
+    before, practice, after = core_split(nb)
     what = "the quiz" if any(c.cell_type == "markdown" and c.source.startswith("## Quiz") for c in nb.cells) \
         else "the exercises"
-    marks = core_timeline(nb)[0]
-    at = next((i for i, (_, heading, _) in enumerate(marks) if heading in PRACTICE_HEADINGS), None)
-    before = reading if at is None else marks[at][2]
-    rest = f", then about {practice} min for {what}" if practice else ""
-    later = [heading for _, heading, _ in marks[at + 1:]] if at is not None else []
-    after = f" and {reading - before} for {'the Summary' if later == ['Summary'] else 'the sections after it'}" \
-        if practice and reading > before else ""
-    return f"<small>⏱ Estimated: about {before} min of reading and running{rest}{after}.</small>"
+    rest = f", then about {practice} min for {what}" + (f", and {after} min after {'it' if what == 'the quiz' else 'them'}"
+                                                        if after else "") if practice else ""
+    return f"<small>⏱ Estimated: about {before + (0 if practice else after)} min of reading and running{rest}.</small>"
 
 
 def stamp_time_markers(nb) -> None:

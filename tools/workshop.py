@@ -393,7 +393,8 @@ def answer_key_markdown(found: list[Solution] | None = None) -> str:
 
 def notes_summary(path: Path, nb, found: list[Solution]) -> str:
     marks, total = nbtool.core_timeline(nb)
-    reading, practice = nbtool.core_split(nb)
+    before, practice, after = nbtool.core_split(nb)
+    reading = before + after
     ids = [s for s in found if s.notebook == path.name]
     predictions = sum(len(nbtool.PREDICTION.findall(c.source)) for c in nb.cells
                       if c.cell_type == "markdown" and not nbtool.is_deeper(c))
