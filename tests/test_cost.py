@@ -7,7 +7,8 @@ import torch
 from torch import nn
 
 from clonelab import model_clone_cost
-from clonelab.models import BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock, resnet
+from clonelab.models import (BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock, SecondCodeBlock, SecondCodeBottleneck,
+                             resnet)
 
 
 def tiny(block=BasicBlock, layers=(1, 1)):
@@ -36,7 +37,7 @@ def test_extra_allocation_is_the_sum_of_the_block_inputs(block, layers, backward
 
 
 def test_forward_keeps_the_clones_of_downsampling_blocks_for_backward():
-    model = tiny(BasicBlock, (2, 2))
+    model = tiny(SecondCodeBlock, (2, 2))
     cost = model_clone_cost(model, torch.randn(2, 1, 8, 8), repeat=0)
     kept = downsampling(model)
     assert kept == ["layer2.0"]
@@ -47,7 +48,7 @@ def test_forward_keeps_the_clones_of_downsampling_blocks_for_backward():
 
 def test_resnet18_forward_peak_is_the_saved_clones_plus_the_last_block():
     torch.manual_seed(0)
-    model = resnet(BasicBlock, [2, 2, 2, 2], num_classes=10)
+    model = resnet(SecondCodeBlock, [2, 2, 2, 2], num_classes=10)
     cost = model_clone_cost(model, torch.randn(2, 3, 32, 32), repeat=0)
     assert cost["live_at_peak"] == downsampling(model) + ["layer4.1"]
     assert cost["extra_peak"] == sum(cost["blocks"][b] for b in cost["live_at_peak"])

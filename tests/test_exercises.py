@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from clonelab import BasicBlock, check, measure, resnet, saved_by_node, shares_storage, watch_ops
+from clonelab import BasicBlock, SecondCodeBlock, check, measure, resnet, saved_by_node, shares_storage, watch_ops
 from clonelab.exercises import Exercise, Unreadable, Verdict, exercise_ids, function, values
 from clonelab.models import Bottleneck, PreActBlock, ReluFirstBlock, conv1x1
 from conftest import ROOT
@@ -779,10 +779,10 @@ def test_09_2_the_blocks_write_as_the_check_expects():
 def test_09_3_the_expected_numbers_are_measured_on_the_questions_input():
     torch.manual_seed(0)
     x = torch.randn(8, 64, 32, 32)
-    makers = {"plain": lambda mode: BasicBlock(64, 64, identity=mode),
-              "down": lambda mode: BasicBlock(64, 128, stride=2, identity=mode,
-                                              downsample=torch.nn.Sequential(conv1x1(64, 128, 2),
-                                                                             torch.nn.BatchNorm2d(128)))}
+    makers = {"plain": lambda mode: SecondCodeBlock(64, 64, identity=mode),
+              "down": lambda mode: SecondCodeBlock(64, 128, stride=2, identity=mode,
+                                                   downsample=torch.nn.Sequential(conv1x1(64, 128, 2),
+                                                                                  torch.nn.BatchNorm2d(128)))}
     held = {}
     for name, make in makers.items():
         for mode in ("alias", "clone"):
@@ -852,7 +852,7 @@ def test_quiz_11_matches_the_allocator(capsys):
     from clonelab import model_clone_cost
 
     torch.manual_seed(0)
-    cost = model_clone_cost(resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000), torch.randn(values.QUIZ_11_SHAPE),
+    cost = model_clone_cost(resnet(SecondCodeBlock, [2, 2, 2, 2], num_classes=1000), torch.randn(values.QUIZ_11_SHAPE),
                             repeat=0)
     assert cost["extra_net"] == HELD_11
     assert check("quiz.11", cost["extra_net"])

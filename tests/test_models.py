@@ -13,6 +13,8 @@ from clonelab.models import (
     Bottleneck,
     PreActBlock,
     ReluFirstBlock,
+    SecondCodeBlock,
+    SecondCodeBottleneck,
     conv1x1,
     resnet,
     toy_residual,
@@ -252,7 +254,7 @@ def test_unknown_identity_mode(make):
     with pytest.raises(ValueError, match=r'identity must be "alias" or "clone", got \'copy\''):
         make("copy")
     with pytest.raises(ValueError, match="identity must be"):
-        make(None)
+        make(0)   # resnet reads None as "the block's own default"
 
 
 def test_the_block_stores_its_mode_as_identity_mode():
@@ -297,30 +299,27 @@ def test_every_block_names_a_bad_size_or_flag(block, args, kwargs, match):
         block(*args, **kwargs)
 
 
-def test_a_subclass_of_a_block_builds_a_network():
-    class TorchvisionOrder(BasicBlock):
-        shortcut_input = "x"
+@pytest.mark.parametrize("block", [SecondCodeBlock, SecondCodeBottleneck])
+def test_the_second_code_builds_a_network_of_clones(block):
+    model = resnet(block, [1, 1], in_channels=1, base_width=4, stem="small")
+    assert type(model.layer2[0]) is block and model.layer2[0].identity_mode == "clone"
+    assert model(torch.randn(2, 1, 8, 8)).shape == (2, 10)
+    assert resnet(block, [1], identity="alias").layer1[0].identity_mode == "alias"
 
-    model = resnet(TorchvisionOrder, [1, 1], in_channels=1, base_width=4, stem="small")
-    assert type(model.layer2[0]) is TorchvisionOrder and model(torch.randn(2, 1, 8, 8)).shape == (2, 10)
 
-
-@pytest.mark.parametrize("block, planes", [(BasicBlock, 8), (Bottleneck, 2)])
-def test_shortcut_input_picks_what_the_downsample_reads(block, planes):
-    """clonelab's blocks feed the shortcut `identity` (the clone, when one is taken); torchvision's order feeds `x`."""
+@pytest.mark.parametrize("torchvision_block, second_code, planes", [(BasicBlock, SecondCodeBlock, 8),
+                                                                    (Bottleneck, SecondCodeBottleneck, 2)])
+def test_what_the_downsample_reads(torchvision_block, second_code, planes):
+    """torchvision's blocks feed the shortcut `x`; the post's second code feeds it `identity`, the clone."""
     seen = []
-
-    class TorchvisionOrder(block):
-        shortcut_input = "x"
-
     torch.manual_seed(0)
     x = torch.randn(2, 4, 6, 6)
     outputs = []
-    for cls in (block, TorchvisionOrder):
+    for cls in (torchvision_block, second_code):
         torch.manual_seed(1)
         down = nn.Sequential(conv1x1(4, planes * cls.expansion, 2), nn.BatchNorm2d(planes * cls.expansion))
         b = cls(4, planes, stride=2, downsample=down, identity="clone")
         down.register_forward_pre_hook(lambda module, args: seen.append(args[0] is x))
         outputs.append(b(x))
-    assert seen == [False, True]                       # the clone, then x itself
+    assert seen == [True, False]                       # x itself, then the clone
     assert torch.equal(outputs[0], outputs[1])         # the same numbers either way

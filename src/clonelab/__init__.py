@@ -47,6 +47,8 @@ _EXPORTS = {
     "toy_residual": "models",
     "BasicBlock": "models",
     "Bottleneck": "models",
+    "SecondCodeBlock": "models",
+    "SecondCodeBottleneck": "models",
     "PreActBlock": "models",
     "ReluFirstBlock": "models",
     "resnet": "models",

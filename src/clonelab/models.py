@@ -1,8 +1,11 @@
-"""Models for notebooks 06 and 08-11: the blog post's toy residual, four ResNet blocks, and :func:`resnet`.
+"""Models for notebooks 06 and 08-11: the blog post's toy residual, ResNet blocks, and :func:`resnet`.
 
-Every model takes ``identity="alias"`` (``identity = x``, as torchvision writes it) or ``identity="clone"``
-(``identity = x.clone()``). The blocks keep torchvision's module and parameter names, so a torchvision
-``state_dict`` loads into them unchanged.
+The post compares two codes. ``BasicBlock`` and ``Bottleneck`` are torchvision's (``identity = x``, then
+``identity = self.downsample(x)``), with an ``identity`` switch: "alias" or "clone" (``x.clone()``).
+``SecondCodeBlock`` and ``SecondCodeBottleneck`` put the two identity lines of the post's second code
+(JayPatwardhan/ResNet-PyTorch, ``ResNet/ResNet.py``: ``identity = x.clone()``, then
+``identity = self.i_downsample(identity)``) on torchvision's layers. Every block keeps torchvision's module and
+parameter names, so a torchvision ``state_dict`` loads into it unchanged.
 """
 
 from __future__ import annotations
@@ -99,9 +102,9 @@ class _ResidualBlock(nn.Module):
 
     expansion = 1
     preactivation = False  # resnet() reads it: True ends the stem at its conv and adds a final BN+ReLU
-    # What BasicBlock's and Bottleneck's downsample reads: "identity" (a clone, if taken, lives until the shortcut
-    # conv's backward) or "x", torchvision's line (an unused clone is then freed inside the block). Notebook 09.
-    shortcut_input = "identity"
+    # What the downsample reads: "x", torchvision's line (a clone is then freed inside the block), or "identity",
+    # the post's second code (the shortcut conv saves the clone until backward). Notebook 09.
+    shortcut_input = "x"
 
     def __init__(self, inplanes: int, planes: int, stride: int, identity: str, inplace: bool) -> None:
         super().__init__()
@@ -115,8 +118,8 @@ class _ResidualBlock(nn.Module):
 
 
 class BasicBlock(_ResidualBlock):
-    """The two-conv ResNet block (He et al. 2015), laid out like torchvision's (notebook 09). ``identity="clone"``
-    gives bitwise-identical outputs and gradients for ``x.nbytes`` more; ValueError for a mode but those two.
+    """torchvision's two-conv ResNet block (He et al. 2015), line for line, with ``identity="alias"`` (torchvision's
+    ``identity = x``) or ``"clone"`` (``x.clone()``); ValueError for any other mode. Notebook 09.
 
     >>> block = BasicBlock(8, 8)
     >>> x = torch.randn(2, 8, 4, 4)
@@ -135,12 +138,12 @@ class BasicBlock(_ResidualBlock):
         self.downsample = downsample
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = take_identity(x, self.identity_mode)  # taken first, as in torchvision
+        identity = take_identity(x, self.identity_mode)  # torchvision: identity = x
 
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
-        if self.downsample is not None:  # torchvision's blocks: self.downsample(x)
-            identity = self.downsample(identity if self.shortcut_input == "identity" else x)
+        if self.downsample is not None:  # torchvision: self.downsample(x); the second code: (identity)
+            identity = self.downsample(x if self.shortcut_input == "x" else identity)
 
         out += identity  # in place, into bn2's output: BN's backward does not need it
         return self.relu(out)  # in place, into the sum: add's backward saves nothing
@@ -176,10 +179,39 @@ class Bottleneck(_ResidualBlock):
         out = self.relu(self.bn2(self.conv2(out)))
         out = self.bn3(self.conv3(out))
         if self.downsample is not None:
-            identity = self.downsample(identity if self.shortcut_input == "identity" else x)
+            identity = self.downsample(x if self.shortcut_input == "x" else identity)
 
         out += identity
         return self.relu(out)
+
+
+class SecondCodeBlock(BasicBlock):
+    """The post's second code (JayPatwardhan/ResNet-PyTorch, ``ResNet/ResNet.py``, class ``Block``, lines 58 and 64):
+    ``identity = x.clone()``, then ``identity = self.downsample(identity)``, on torchvision's layers. Its shortcut
+    convolution saves the clone until backward. ``identity="alias"`` keeps the shortcut line with ``identity = x``.
+
+    >>> SecondCodeBlock(8, 8).identity_mode
+    'clone'
+    """
+
+    shortcut_input = "identity"
+
+    def __init__(self, *args, identity: str = "clone", **kwargs) -> None:
+        super().__init__(*args, identity=identity, **kwargs)
+
+
+class SecondCodeBottleneck(Bottleneck):
+    """The post's second code's two identity lines (class ``Bottleneck``, lines 25 and 35) on torchvision's
+    Bottleneck; see SecondCodeBlock.
+
+    >>> SecondCodeBottleneck(16, 4).shortcut_input
+    'identity'
+    """
+
+    shortcut_input = "identity"
+
+    def __init__(self, *args, identity: str = "clone", **kwargs) -> None:
+        super().__init__(*args, identity=identity, **kwargs)
 
 
 class PreActBlock(_ResidualBlock):
@@ -262,13 +294,13 @@ class ResNet(nn.Module):
 
 
 def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int = 10, in_channels: int = 3,
-           base_width: int = 64, stem: str = "imagenet", identity: str = "alias", inplace: bool = True) -> ResNet:
+           base_width: int = 64, stem: str = "imagenet", identity: str | None = None, inplace: bool = True) -> ResNet:
     """Build a ResNet from a block class and the number of blocks per stage (notebooks 09, 10).
 
     Stage ``i`` has width ``base_width * 2**i``, stride 2 after the first. With ``num_classes=1000``,
     ``[2, 2, 2, 2]`` BasicBlocks have the state_dict of torchvision's ``resnet18``, ``[3, 4, 6, 3]`` Bottlenecks
     that of ``resnet50``. ``stem="small"`` (a 3x3 stride-1 conv, no max-pool) suits 8x8 or 32x32 images.
-    ``identity`` and ``inplace`` go to every block. Errors name a bad ``block``, ``layers``, ``stem``, ``identity``,
+    ``identity`` (the block's own default if None) and ``inplace`` go to every block. Errors name a bad ``block``, ``layers``, ``stem``, ``identity``,
     size or ``inplace``.
 
     >>> model = resnet(BasicBlock, [1, 1, 1], in_channels=1, base_width=16, stem="small")
@@ -282,7 +314,8 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
         raise ValueError(f"layers must be a non-empty list of positive ints, got {layers!r}")
     if stem not in ("imagenet", "small"):
         raise ValueError(f'stem must be "imagenet" or "small", got {stem!r}')
-    _check_identity(identity)
+    if identity is not None:
+        _check_identity(identity)
     for value, name in ((num_classes, "num_classes"), (in_channels, "in_channels"), (base_width, "base_width")):
         require_int(value, name)
     model, preact = ResNet(), block.preactivation
@@ -300,8 +333,9 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
         downsample = None
         if stride != 1 or inplanes != out_planes:  # a projection shortcut, only where the shape changes
             downsample = nn.Sequential(conv1x1(inplanes, out_planes, stride), nn.BatchNorm2d(out_planes))
-        stage = [block(inplanes, planes, stride, downsample, identity=identity, inplace=inplace)]
-        stage += [block(out_planes, planes, identity=identity, inplace=inplace) for _ in range(1, blocks)]
+        mode = {"identity": identity} if identity is not None else {}
+        stage = [block(inplanes, planes, stride, downsample, **mode, inplace=inplace)]
+        stage += [block(out_planes, planes, **mode, inplace=inplace) for _ in range(1, blocks)]
         setattr(model, f"layer{i + 1}", nn.Sequential(*stage))  # layer1, layer2, ... like torchvision
         inplanes = out_planes
     if preact:  # the blocks end with a bare sum: normalise it once, before pooling

@@ -18,7 +18,7 @@ from clonelab.exercises._core import (Exercise, choices, inplace_error, node_cou
 from clonelab.graphs import graph_nodes
 from clonelab.inspection import shares_storage
 from clonelab.memory import measure, saved_for_backward
-from clonelab.models import BasicBlock, ToyResidual, conv1x1, resnet, toy_residual
+from clonelab.models import BasicBlock, SecondCodeBlock, ToyResidual, conv1x1, resnet, toy_residual
 
 
 def _nbytes(*shape: int) -> int:
@@ -83,7 +83,7 @@ def _held_09_3() -> dict[str, int]:
     """What the clone adds to the memory held after the forward pass, measured on a small batch as a number of
     copies of the input (0 or 1), times the question's input."""
     small, down = torch.randn(2, 64, 8, 8), torch.nn.Sequential(conv1x1(64, 128, 2), torch.nn.BatchNorm2d(128))
-    blocks = {"plain": BasicBlock(64, 64), "downsampling": BasicBlock(64, 128, stride=2, downsample=down)}
+    blocks = {"plain": SecondCodeBlock(64, 64), "downsampling": SecondCodeBlock(64, 128, stride=2, downsample=down)}
     return {name: round(model_clone_cost(block, small, repeat=0)["extra_net"] / small.nbytes) * _nbytes(*SHAPE_09_3)
             for name, block in blocks.items()}
 
@@ -91,8 +91,8 @@ def _held_09_3() -> dict[str, int]:
 @functools.cache
 def _block_inputs(*shape: int) -> tuple[tuple[int, bool], ...]:
     """(bytes of its input, does it downsample) for each block of ResNet-18 on a batch of ``shape``, from one
-    forward pass without grad. clonelab's block feeds its clone to the shortcut convolution, which saves it."""
-    net = resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000)  # real tensors: the meta device's first use is slower
+    forward pass without grad. The post's second code feeds its clone to the shortcut convolution, which saves it."""
+    net = resnet(SecondCodeBlock, [2, 2, 2, 2], num_classes=1000)  # real tensors: the meta device's first use is slower
     sizes = block_inputs(net, torch.zeros(*shape))
     return tuple((n, net.get_submodule(name).downsample is not None) for name, n in sizes.items())
 
