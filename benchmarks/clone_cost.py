@@ -11,15 +11,13 @@ a GPU, and for two orderings of the shortcut line, it prints:
   clone is alive at the clone run's peak (CPU only);
 * the median time of each variant over repeated runs, and their ratio.
 
-The two orderings differ in one line of a downsampling block. clonelab's
-blocks write ``identity = self.downsample(identity)``: the shortcut's 1x1
-convolution reads the clone and saves it for backward, so a downsampling
-block's clone lives until backward reaches that convolution. torchvision's
-blocks write ``identity = self.downsample(x)``: there the clone is used by
-nothing and is freed when ``identity`` is rebound, inside the block. The
-torchvision ordering is measured with small subclasses defined below
-(``TorchvisionOrderBasicBlock``, ``TorchvisionOrderBottleneck``), which differ
-from clonelab's blocks in that one line only.
+The post compares two codes. torchvision's blocks write ``identity = x`` and
+``identity = self.downsample(x)``; the post's second code (JayPatwardhan/ResNet-PyTorch,
+``ResNet/ResNet.py``) writes ``identity = x.clone()`` and ``identity = self.downsample(identity)``,
+so a downsampling block's shortcut convolution saves the clone until backward
+(``clonelab.SecondCodeBlock``, ``SecondCodeBottleneck``). ``--order second`` (the default) measures
+the second code against its alias twin, which computes torchvision's block. ``--order torchvision``
+measures torchvision's block with a clone (``downsample(x)``: the clone is freed inside its block).
 
 Bytes come from ``clonelab.measure()`` (the profiler's allocator events on the
 CPU, the caching allocator's statistics on CUDA), through ``clonelab.model_clone_cost``.
@@ -40,19 +38,7 @@ import time
 
 import torch
 
-from clonelab import BasicBlock, Bottleneck, model_clone_cost, resnet
-
-
-class TorchvisionOrderBasicBlock(BasicBlock):
-    """clonelab's BasicBlock with torchvision's shortcut line: ``self.downsample(x)``."""
-
-    shortcut_input = "x"
-
-
-class TorchvisionOrderBottleneck(Bottleneck):
-    """clonelab's Bottleneck with torchvision's shortcut line: ``self.downsample(x)``."""
-
-    shortcut_input = "x"
+from clonelab import BasicBlock, Bottleneck, SecondCodeBlock, SecondCodeBottleneck, model_clone_cost, resnet
 
 
 def timing(c: dict) -> str:
@@ -65,9 +51,8 @@ def timing(c: dict) -> str:
 MODELS = [("ResNet-18", [2, 2, 2, 2]), ("ResNet-50", [3, 4, 6, 3])]
 # ordering -> the block class for each model
 BLOCKS = {
-    "clonelab": {"ResNet-18": BasicBlock, "ResNet-50": Bottleneck},            # downsample(identity)
-    "torchvision": {"ResNet-18": TorchvisionOrderBasicBlock,                   # downsample(x)
-                    "ResNet-50": TorchvisionOrderBottleneck},
+    "second": {"ResNet-18": SecondCodeBlock, "ResNet-50": SecondCodeBottleneck},    # downsample(identity)
+    "torchvision": {"ResNet-18": BasicBlock, "ResNet-50": Bottleneck},              # downsample(x)
 }
 
 
@@ -100,9 +85,9 @@ def main() -> None:
                              "0: torch's own choice, all cores)")
     parser.add_argument("--device", choices=["cpu", "cuda", "all"], default="all",
                         help="where to run (default: the CPU, and CUDA when available)")
-    parser.add_argument("--order", choices=["clonelab", "torchvision", "both"], default="both",
-                        help="the shortcut line of a downsampling block: clonelab's downsample(identity), "
-                             "torchvision's downsample(x), or both (default)")
+    parser.add_argument("--order", choices=["second", "torchvision", "both"], default="second",
+                        help="the clone run's shortcut line: the post's second code, downsample(identity) "
+                             "(default), torchvision's downsample(x), or both")
     args = parser.parse_args()
     if args.threads < 0:
         parser.error("--threads must be 0 (torch's choice) or more")
@@ -122,9 +107,9 @@ def main() -> None:
     print("alloc and peak in MiB (2**20 bytes), differences in bytes; 'expected B' = the sum of the "
           "block inputs' nbytes (on CUDA, each rounded up to a 512-byte block); 'held B' = the extra bytes "
           "still held at the end (after a forward pass: what the graph keeps for backward)")
-    print("order: 'clonelab' = identity = self.downsample(identity), 'torchvision' = "
-          "identity = self.downsample(x)\n")
-    orders = ["clonelab", "torchvision"] if args.order == "both" else [args.order]
+    print("order: 'second' = the post's second code, identity = self.downsample(identity); 'torchvision' = "
+          "identity = self.downsample(x); the alias run computes torchvision's block in both\n")
+    orders = ["second", "torchvision"] if args.order == "both" else [args.order]
 
     head = (f"{'model':9} {'pass':7} {'order':11} {'device':6} | {'alloc alias':>11} {'alloc clone':>11} "
             f"{'diff B':>11} {'expected B':>11} | {'peak alias':>10} {'peak clone':>10} {'diff B':>10} "

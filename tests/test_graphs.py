@@ -24,7 +24,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
 
 from clonelab import _fallback, graphs  # noqa: E402
-from clonelab._autograd import backward_nodes, saved_tensors  # noqa: E402
+from clonelab._autograd import FREED, MODIFIED, backward_nodes, saved_tensors  # noqa: E402
 from clonelab.graphs import (  # noqa: E402
     GraphDrawing,
     dot_available,
@@ -135,11 +135,24 @@ def test_backward_nodes_of_a_deep_graph_needs_no_recursion():
 def test_saved_tensors_reads_tensors_tuples_and_freed_ones():
     w = torch.ones(3, requires_grad=True)
     y = w * w
-    assert [(name, t is not None) for name, t in saved_tensors(y.grad_fn)] == [("other", True), ("self", True)]
+    assert [(name, torch.is_tensor(t)) for name, t in saved_tensors(y.grad_fn)] == [("other", True), ("self", True)]
     idx = torch.tensor([0, 2])
     assert [name for name, _ in saved_tensors(w[idx].grad_fn)] == ["indices[0]"]
     y.sum().backward()
-    assert saved_tensors(y.grad_fn) == [("other", None), ("self", None)]
+    assert saved_tensors(y.grad_fn) == [("other", FREED), ("self", FREED)]
+
+
+def test_a_saved_tensor_written_in_place_is_modified_not_freed():
+    """After an in-place write into a saved tensor, backward never ran: nothing is freed, backward would raise."""
+    from clonelab.memory import saved_by_node
+
+    s = (torch.ones(3, requires_grad=True) * 2).sigmoid()
+    node = s.grad_fn
+    s.mul_(2)
+    assert saved_tensors(node) == [("result", MODIFIED)]
+    assert [r["shape"] for r in saved_by_node(s) if r["saved"] == "result"] == ["modified in place"]
+    with pytest.raises(ValueError, match="an in-place write has changed one since it was saved"):
+        draw_fallback(s * 1, show_saved=True)
 
 
 @pytest.mark.parametrize("make", [lambda: toy(False)[0], lambda: toy(True)[0], lambda: block_output()[0],
@@ -155,7 +168,7 @@ def test_saved_by_node_rows_come_from_the_walk_and_saved_tensors(make):
         rows = []
         for node in backward_nodes(out):
             name, saved = type(node).__name__, saved_tensors(node)
-            rows += [[name, label, "freed", "-", "-"] if t is None else
+            rows += [[name, label, t, "-", "-"] if isinstance(t, str) else
                      [name, label, tuple(t.shape), str(t.dtype).replace("torch.", ""), t.numel() * t.element_size()]
                      for label, t in saved] or [[name, "(nothing)", "-", "-", 0]]
         assert rows == [list(r) for r in saved_by_node(out).rows]

@@ -99,7 +99,7 @@ def test_saved_by_node_names_what_each_node_keeps():
     assert ("MulBackward0", "self") in rows and ("MulBackward0", "other") in rows
     out.sum().backward()
     assert ("ReluBackward0", "result") in [(r["node"], r["saved"]) for r in saved_by_node(out)]
-    assert "freed" in [r["shape"] for r in saved_by_node(out)]
+    assert "freed by backward()" in [r["shape"] for r in saved_by_node(out)]
     with pytest.raises(ValueError, match="no grad_fn"):
         saved_by_node(w)
     with pytest.raises(TypeError, match="output must be a torch.Tensor"):

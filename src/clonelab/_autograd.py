@@ -38,10 +38,15 @@ def backward_nodes(output: Any) -> list:
     return nodes
 
 
+FREED, MODIFIED = "freed by backward()", "modified in place"   # why a saved tensor cannot be read back
+
+
 def saved_tensors(node: Any) -> list[tuple[str, Any]]:
     """``(name, tensor)`` for each tensor ``node`` saved for backward (its ``_saved_*`` attributes).
 
-    A tuple gives a pair per tensor (``indices[0]``); a tensor freed by ``backward()`` comes as ``(name, None)``.
+    A tuple gives a pair per tensor (``indices[0]``). A saved tensor that cannot be read back comes with the reason
+    instead of the tensor: ``FREED`` after ``backward()``, ``MODIFIED`` after an in-place write moved its version
+    (backward would raise). A custom ``autograd.Function``'s ``ctx.save_for_backward`` has no ``_saved_*`` field.
 
     >>> import torch
     >>> w = torch.ones(3, requires_grad=True)
@@ -54,8 +59,8 @@ def saved_tensors(node: Any) -> list[tuple[str, Any]]:
     for name in (a[len("_saved_"):] for a in dir(node) if a.startswith("_saved_")):
         try:
             value = getattr(node, "_saved_" + name)
-        except RuntimeError:  # freed by backward()
-            found.append((name, None))
+        except RuntimeError as err:  # the two errors autograd gives for a saved tensor it cannot unpack
+            found.append((name, MODIFIED if "modified by an inplace operation" in str(err) else FREED))
             continue
         if isinstance(value, (tuple, list)):
             found += [(f"{name}[{i}]", v) for i, v in enumerate(value) if isinstance(v, torch.Tensor)]

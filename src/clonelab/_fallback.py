@@ -7,7 +7,7 @@ import shutil
 import sys
 from typing import Any
 
-from clonelab._autograd import backward_nodes, saved_tensors
+from clonelab._autograd import FREED, MODIFIED, backward_nodes, saved_tensors
 
 _HINTS = {
     "colab": "Graphviz comes preinstalled on Colab; if `dot` is missing, run `!apt-get install -y graphviz` in a cell.",
@@ -19,8 +19,15 @@ _HINTS = {
     "windows": "Install Graphviz: `winget install graphviz` (or `choco install graphviz`), make sure its bin "
                "folder is on PATH, then restart the kernel.",
 }
-FREED = ("show_saved=True (or show_attrs=True) needs the tensors saved for backward, but backward() has already "
-         "freed them. Draw the graph before calling backward(), or call backward(retain_graph=True).")
+UNREADABLE = {FREED: "backward() has already freed them. Draw the graph before calling backward(), or call "
+                     "backward(retain_graph=True).",
+              MODIFIED: "an in-place write has changed one since it was saved, so backward() would raise. Draw the "
+                        "graph before the write."}
+
+
+def unreadable(reason: str) -> str:
+    """The error for ``show_saved=True`` when a saved tensor cannot be read back, for ``reason`` FREED or MODIFIED."""
+    return "show_saved=True (or show_attrs=True) needs the tensors saved for backward, but " + UNREADABLE[reason]
 # torchviz's colours, so that both drawings read alike; sizes in inches, for a 9 pt monospace font
 KINDS = {"function": ("lightgray", "backward function"), "leaf": ("lightblue", "leaf tensor (gets .grad)"),
          "saved": ("orange", "saved for backward"), "output": ("#caff70", "output tensor")}
@@ -75,8 +82,8 @@ def graph(output: Any, params: dict, show_saved: bool) -> tuple[dict, list, list
             edges.append((tensor(fn.variable, "leaf"), id(fn), "arrow"))
         edges += [(id(f), id(fn), "arrow") for f, _ in fn.next_functions if f is not None]
         for name, t in saved_tensors(fn) if show_saved else ():
-            if t is None:
-                raise ValueError(FREED)
+            if isinstance(t, str):
+                raise ValueError(unreadable(t))
             edges.append((id(fn), tensor(t, "saved", name), "saved"))
     return boxes, list(dict.fromkeys(edges)), keep
 

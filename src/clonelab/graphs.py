@@ -162,15 +162,16 @@ def _make_digraph(output: torch.Tensor, params: dict[str, torch.Tensor], show_sa
     import torchviz
 
     nodes = backward_nodes(output)  # alive while torchviz walks them, so that its ids are theirs
-    if (show_saved or show_attrs) and any(t is None for fn in nodes for _, t in saved_tensors(fn)):
-        raise ValueError(_fallback.FREED)
+    reasons = [t for fn in nodes for _, t in saved_tensors(fn) if isinstance(t, str)] if show_saved or show_attrs else []
+    if reasons:
+        raise ValueError(_fallback.unreadable(reasons[0]))
     with warnings.catch_warnings():  # torchviz 0.0.3's distutils warning is not the reader's business
         warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
         digraph = torchviz.make_dot(output, params=params or None, show_attrs=show_attrs, show_saved=show_saved)
     source = digraph.source
     if mark is not None:  # paint red each saved box whose tensor shares memory with mark
         wanted = {(str(id(fn)), name) for fn in nodes for name, t in saved_tensors(fn)
-                  if t is not None and t.layout == torch.strided and shares_storage(t, mark)}
+                  if not isinstance(t, str) and t.layout == torch.strided and shares_storage(t, mark)}
         # a box's first label: a saved leaf's box is relabelled by the leaf's own (w2 for "self" in w2 * f)
         labels = dict(reversed(re.findall(r'^\t(\d+) \[label="?([\w\[\]]+)', source, re.M)))
         for fn_id, box in re.findall(r"^\t(\d+) -> (\d+) \[dir=none\]", source, re.M):

@@ -23,8 +23,9 @@ from clonelab._util import dtype_name
 
 @dataclass
 class MemoryReport:
-    """What :func:`measure` saw, in bytes: ``allocated``, ``freed`` (CPU: of those), ``peak`` (above the start),
-    ``net`` = allocated - freed (CPU: frees of memory allocated before the block are ignored), ``requested``
+    """What :func:`measure` saw, in bytes: ``allocated``, ``freed`` (CPU: of those), ``peak`` (the most bytes of
+    the block's own allocations alive at once; CUDA: above the start), ``net`` = allocated - freed (CPU: frees of
+    memory allocated before the block are ignored, so they lower neither ``net`` nor ``peak``), ``requested``
     (CUDA: before rounding). CPU only: ``trace``, ``(op, root op, address, bytes)`` per allocation (+) and
     free (-), the root op being the one called from Python (or ``autograd::engine...`` in backward);
     ``events``, its ``(op, bytes)``; ``peak_at``, the index in ``trace`` where the peak was first reached;
@@ -126,8 +127,8 @@ class measure:
     """Context manager: the bytes allocated, freed and at peak in the block, as a :class:`MemoryReport`.
 
     ``device``: ``"cpu"`` or ``"cuda"`` (ValueError otherwise, or without a GPU). Blocks can nest. CPU: the
-    profiler's every allocation and free, exact to the byte; frees of memory allocated before the block are
-    ignored. CUDA: the caching allocator's blocks, each request rounded up to a multiple of 512 bytes, and one
+    profiler's every allocation and free, exact to the byte (the bytes each op requests: the allocator's alignment
+    and the tensor objects come on top); frees of memory allocated before the block are ignored. CUDA: the caching allocator's blocks, each request rounded up to a multiple of 512 bytes, and one
     over 1 MiB may get up to about 1 MiB more than the rounded request. The report that ``with`` gives is filled
     in when the block exits: inside the block its counts are still 0.
 
@@ -238,7 +239,8 @@ class SavedReport(Table):
 
 
 def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
-    """Run ``fn(*args, **kwargs)`` and count what autograd saves for backward, with a pack hook (notebook 07);
+    """Run ``fn(*args, **kwargs)`` and count what autograd saves for backward, with a pack hook (notebook 07):
+    ``nbytes`` counts each distinct storage once, whole (:func:`saved_by_node` counts each tensor's own bytes);
     not the Python numbers an op wraps as 0-d tensors (the ``2`` in ``x * 2``). Autograd skips its in-place
     check for tensors packed by hooks: use this to count, not to test in-place safety (notebook 05).
 
@@ -261,8 +263,10 @@ def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
 
 
 def saved_by_node(output) -> Table:
-    """A row per tensor each node of the autograd graph behind ``output`` saved, read from its ``_saved_*``
-    attributes (``(nothing)``: a node that saved none; ``freed``: after ``backward()``). Notebook 07.
+    """A row per tensor each built-in node of the graph behind ``output`` saved, from its ``_saved_*`` attributes,
+    with each tensor's own bytes. ``(nothing)``: no such field (a custom ``autograd.Function`` or checkpointing
+    saves out of their sight: :func:`saved_for_backward` counts those). A tensor that cannot be read back shows
+    why: "freed by backward()", or "modified in place" (backward would raise). Notebooks 05 and 07.
 
     >>> w = torch.ones(3, requires_grad=True)
     >>> t = saved_by_node((w * 2).relu())
@@ -272,7 +276,7 @@ def saved_by_node(output) -> Table:
     rows = []
     for node in backward_nodes(output):  # depth-first from the output, each node once
         name, saved = type(node).__name__, saved_tensors(node)
-        rows += [[name, label, "freed", "-", "-"] if t is None else
+        rows += [[name, label, t, "-", "-"] if isinstance(t, str) else
                  [name, label, tuple(t.shape), dtype_name(t.dtype), t.numel() * t.element_size()]
                  for label, t in saved] or [[name, "(nothing)", "-", "-", 0]]
     return Table(["node", "saved", "shape", "dtype", "bytes"], rows)

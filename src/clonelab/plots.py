@@ -354,10 +354,11 @@ DECISION_CHART = (
                           "x[...] = ...   x.copy_(...)   out=x"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
-    ("leaf", "question", "Is x a leaf that requires grad?"),
+    ("leaf", "question", "Is x a leaf that requires grad, or a view\nautograd guards? (a view of such a leaf;\n"
+                         "an output of chunk, split, unbind;\na view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
-    ("saved", "question", "Did autograd save x before the write?\n(x came from relu, sigmoid, exp, tanh,\n"
-                          "which save their output, or an op that\nran before the write saved x as its input)"),
+    ("saved", "question", "Did autograd save x, or a tensor that\nshares its version counter (its base, a view),\n"
+                          "before the write? (relu, sigmoid, exp save\ntheir output; conv, mul save their input)"),
     ("saved error", "error", "RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
                              "clone or not.\nFix: make the write out of place."),
     ("silent", "silent", "x came from add, mul, conv, batch norm ...:\nno error, but identity sees the write:\n"
@@ -365,8 +366,8 @@ DECISION_CHART = (
                          "identity = x.clone() (costs x.nbytes;\nx itself is still overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 9.05, 1.6), "alias ok": (7.6, 9.05, 1.0), "leaf": (2.3, 7.0, 0.6),
-             "leaf error": (7.6, 7.0, 1.0), "saved": (2.3, 4.95, 1.45), "saved error": (7.6, 4.95, 1.2),
+_CHART_AT = {"write": (2.3, 9.05, 1.6), "alias ok": (7.6, 9.05, 1.0), "leaf": (2.3, 6.95, 1.2),
+             "leaf error": (7.6, 6.95, 1.0), "saved": (2.3, 4.8, 1.45), "saved error": (7.6, 4.8, 1.2),
              "silent": (2.3, 1.85, 1.85)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "leaf", "yes"), ("leaf", "leaf error", "yes"),
                  ("leaf", "saved", "no"), ("saved", "saved error", "yes"), ("saved", "silent", "no"))

@@ -2,7 +2,8 @@
 
 A ``TorchDispatchMode`` sees each ATen call, below autograd; each op's schema says whether a result aliases
 an argument (``Tensor(a)``) or writes into one (``Tensor(a!)``), and storages are compared too. Notebooks
-00-04, 07-09 and 11.
+00-04, 07-09 and 11. Under the mode, outputs, gradients and version counters are what they would be without it,
+but backward accumulates gradients out of place (``aten::add``, not ``add_``).
 """
 
 from __future__ import annotations
