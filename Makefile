@@ -44,11 +44,12 @@ test: $(INSTALLED)
 # which a test keeps equal to LOWER_TORCH), in a venv of its own. On Linux, PyPI has only CUDA
 # builds of older torch (about 3 GB); they run on the CPU.
 LOWER_TORCH ?= 2.3.0
+LOWER_TORCHVISION ?= 0.18.0
 LOWER_VENV ?= .venv-lower
 
 test-lower:
 	test -x $(LOWER_VENV)/bin/python || $(PYTHON) -m venv $(LOWER_VENV)
-	$(LOWER_VENV)/bin/python -m pip install -q "torch==$(LOWER_TORCH)"
+	$(LOWER_VENV)/bin/python -m pip install -q "torch==$(LOWER_TORCH)" "torchvision==$(LOWER_TORCHVISION)"
 	$(LOWER_VENV)/bin/python -m pip install -q -e ".[test]"
 	$(LOWER_VENV)/bin/python -c "import torch; assert torch.__version__.split('+')[0] == '$(LOWER_TORCH)', torch.__version__"
 	$(LOWER_VENV)/bin/python -m pytest -p no:cacheprovider $(PYTEST_PARALLEL)

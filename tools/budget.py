@@ -29,6 +29,11 @@ SERIES_WORDS = 20_000
 DETAILS = re.compile(r"<details\b.*?</details>", re.S)
 CONTENTS = re.compile(re.escape(nbtool.CONTENTS_START) + ".*?" + re.escape(nbtool.CONTENTS_END), re.S)
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+TAG = re.compile(r"</?[A-Za-z][^<>]*>")   # an HTML tag is no word (comments are left to nbtool._words)
+
+
+def words(markdown: str) -> int:
+    return nbtool._words(TAG.sub(" ", nbtool.TIME_MARK.sub("", markdown)))
 
 
 @dataclass
@@ -74,11 +79,11 @@ def measure(path) -> Figures:
             source = CONTENTS.sub(" ", source)
             deeper = "\n\n".join(DETAILS.findall(source))
             core = DETAILS.sub("\n\n", source)
-            figures.core_words += nbtool._words(core)
-            figures.deeper_words += nbtool._words(deeper)
-            figures.paragraphs += [nbtool._words(p) for p in paragraphs(core) + paragraphs(deeper)]
+            figures.core_words += words(core)
+            figures.deeper_words += words(deeper)
+            figures.paragraphs += [words(p) for p in paragraphs(core) + paragraphs(deeper)]
             if core.lstrip().startswith("*Figure"):
-                figures.captions.append(nbtool._words(core))
+                figures.captions.append(words(core))
         elif not (nbtool.is_deeper(cell) or nbtool.SOLUTION_TAG in cell.metadata.get("tags", [])
                   or source.startswith(POST_MARK)):
             figures.core_code += sum(1 for line in source.splitlines() if line.strip())
