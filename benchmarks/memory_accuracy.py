@@ -15,7 +15,7 @@ import platform
 import torch
 
 from clonelab import measure
-from clonelab.memory import rss_bytes
+from clonelab.rss import rss_bytes
 from clonelab.workloads import clone_of
 
 SIZES = [4, 64, 1024, 16 * 1024, 256 * 1024, 4 * 2**20, 64 * 2**20, 400 * 2**20]

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clonelab import measure, rss_line_profile, saved_by_node, saved_for_backward
-from clonelab.memory import allocation_lifetimes, rss_bytes
+from clonelab.memory import allocation_lifetimes
+from clonelab.rss import rss_bytes
 
 
 @settings(max_examples=25, deadline=None)

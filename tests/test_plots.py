@@ -1,4 +1,4 @@
-"""Tests for clonelab.plots: the storage diagram, training curves and the memory plot."""
+"""Tests for the pictures: clonelab.storage_diagram and clonelab.plots."""
 
 from __future__ import annotations
 
@@ -18,13 +18,9 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from clonelab.plots import (  # noqa: E402
-    _storage_layout,
-    format_bytes,
-    plot_history,
-    plot_memory_comparison,
-    plot_storage,
-)
+from clonelab import format_bytes  # noqa: E402
+from clonelab.plots import plot_history, plot_memory_comparison  # noqa: E402
+from clonelab.storage_diagram import _storage_layout, plot_storage  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -365,7 +361,7 @@ def test_memory_timeline_follows_each_clone_from_allocation_to_free():
     import torch
 
     from clonelab import measure
-    from clonelab.plots import memory_timeline, plot_memory_timeline
+    from clonelab import memory_timeline, plot_memory_timeline
 
     x = torch.ones(1000)
     with measure() as m:
@@ -383,7 +379,7 @@ def test_memory_timeline_follows_each_clone_from_allocation_to_free():
 def test_memory_timeline_names_a_bad_report():
     import pytest
 
-    from clonelab.plots import memory_timeline, plot_memory_timeline
+    from clonelab import memory_timeline, plot_memory_timeline
 
     with pytest.raises(TypeError, match="report"):
         memory_timeline([1, 2])
@@ -396,7 +392,7 @@ def test_memory_timeline_names_a_bad_report():
 def test_plot_versions_colours_the_names_that_saw_a_write():
     import torch
 
-    from clonelab.plots import plot_versions, version_snapshot
+    from clonelab import plot_versions, version_snapshot
 
     x = torch.zeros(3)
     alias, copy = x, x.clone()
@@ -415,7 +411,7 @@ def test_plot_versions_names_bad_input():
     import pytest
     import torch
 
-    from clonelab.plots import plot_versions, version_snapshot
+    from clonelab import plot_versions, version_snapshot
 
     with pytest.raises(TypeError, match="snapshots"):
         plot_versions([])

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import Sequence
 
 import torch
 
-from clonelab._checks import require_dense_tensor, storage_key
+from clonelab._checks import require_dense_tensor, require_named, storage_key
 from clonelab._table import Table
 from clonelab._util import version_of
 
@@ -96,3 +98,26 @@ def describe(*tensors, names: Sequence[str] | str | None = None, columns: Sequen
                                    type(t.grad_fn).__name__ if t.grad_fn is not None else None, _grad_text(t)]))
         rows.append([name] + [facts[c] for c in wanted if c != "name"])
     return Table(["name"] + [c for c in wanted if c != "name"], rows)
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionSnapshot:
+    """The ``_version`` and values of some named tensors at one moment, under a label."""
+    label: str
+    rows: tuple[tuple[str, int, tuple[float, ...]], ...]  # (name, version, values)
+
+
+def version_snapshot(tensors: Mapping[str, torch.Tensor], label: str) -> VersionSnapshot:
+    """``t._version`` and the first 6 values of each named tensor, after the step ``label``; errors name
+    ``tensors``. Notebook 04, "Aliases see every mutation".
+
+    >>> x = torch.zeros(2); y = x
+    >>> x += 1
+    >>> version_snapshot({"x": x, "y = x": y}, "x += 1").rows
+    (('x', 1, (1.0, 1.0)), ('y = x', 1, (1.0, 1.0)))
+    """
+    require_named(tensors, "tensors", "tensor", require_dense_tensor)
+    if odd := [name for name, t in tensors.items() if t.is_meta or t.is_complex()]:
+        raise ValueError(f"tensors[{odd[0]!r}] must hold real values to show, not meta or complex ones")
+    return VersionSnapshot(label, tuple((name, version_of(t), tuple(float(v) for v in t.detach().reshape(-1)[:6].tolist()))
+                                        for name, t in tensors.items()))
