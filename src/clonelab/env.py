@@ -13,14 +13,20 @@ from dataclasses import dataclass
 # The torch releases CI runs the series on: the lowest is the bound in pyproject.toml (a test keeps
 # them in step), the highest the newest that installs there.
 TORCH_TESTED = ("2.3", "2.14")
-OUTPUTS_MADE_WITH = "torch 2.13.0 (CPU build), Python 3.11"  # what `make notebooks` ran
+OUTPUTS_MADE_WITH = "torch 2.14.1 (a CUDA build, run on the CPU), Python 3.11"  # what `make notebooks` ran
+IMPORT_NAMES = {"memory-profiler": "memory_profiler", "scikit-learn": "sklearn"}   # where they differ
+NOT_IMPORTED = {"sklearn", "setuptools"}  # found, not imported: clonelab reads only the digits file (1 s saved)
 
-# (import name, distribution name, lowest version supported)
-PACKAGES = [("torch", "torch", TORCH_TESTED[0]), ("torchviz", "torchviz", "0.0.2"), ("graphviz", "graphviz", "0.20"),
-            ("numpy", "numpy", "1.24"), ("matplotlib", "matplotlib", "3.7"),
-            ("memory_profiler", "memory-profiler", "0.61"), ("sklearn", "scikit-learn", "1.2"),
-            ("tqdm", "tqdm", "4.64"), ("clonelab", "clonelab", "0.1")]
-NOT_IMPORTED = {"sklearn"}  # found, not imported: clonelab reads only its digits file (1 s saved)
+
+def requirements() -> list[tuple[str, str, str]]:
+    """``(import name, distribution, lower bound)`` for each dependency in clonelab's installed metadata (the
+    ``dependencies`` of pyproject.toml, extras left out), then clonelab itself.
+
+    >>> ("torch", "torch", TORCH_TESTED[0]) in requirements()
+    True
+    """
+    found = [re.fullmatch(r"([\w.-]+)\s*>=\s*([\w.]+)", r.strip()) for r in importlib.metadata.requires("clonelab") or []]
+    return [(IMPORT_NAMES.get(m[1], m[1]), m[1], m[2]) for m in found if m] + [("clonelab", "clonelab", "0.1")]
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -94,7 +100,7 @@ def check_environment(verbose: bool = True) -> EnvReport:
     py_ok = sys.version_info >= (3, 10)
     lines = [("OK" if py_ok else "FAIL", "python",
               platform.python_version() + ("" if py_ok else " (the series needs 3.10 or newer)"))]
-    for module, dist, lowest in PACKAGES:
+    for module, dist, lowest in requirements():
         try:
             mod = None if module in NOT_IMPORTED else importlib.import_module(module)
             if mod is None and importlib.util.find_spec(module) is None:
