@@ -85,6 +85,8 @@ def test_solution_cells_follow_an_exercise(nb):
             assert "check(" in earlier, f"solution cell {i}: the exercise cell before it must call check(...)"
             assert cell.metadata.get("jupyter", {}).get("outputs_hidden") and cell.metadata["jupyter"]["source_hidden"], \
                 f"solution cell {i}: its code and the answer it prints must be collapsed (run `make stamp`)"
+            assert cell.source.startswith("#@title") and cell.metadata.get("cellView") == "form", \
+                f"solution cell {i}: folded on Colab too, by a #@title line and cellView form (run `make stamp`)"
 
 
 def test_kernelspec_is_set_so_jupyterlab_does_not_ask(nb):
@@ -141,6 +143,7 @@ def test_deeper_code_cells_are_collapsed_and_the_core_never_needs_them(nb):
         if cell.source.startswith(nbtool.DEEPER_MARK):
             assert cell.metadata.get("jupyter") == {"source_hidden": True, "outputs_hidden": True}, \
                 f"cell {i}: a Deeper cell must be collapsed (run `make stamp`)"
+            assert cell.metadata.get("cellView") == "form", f"cell {i}: a Deeper cell is folded on Colab too"
             deeper_names |= defined
             continue
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

@@ -35,7 +35,11 @@ SETUP_MARK = "# clonelab:setup"
 CONTENTS_START = "<!-- clonelab:contents -->"
 CONTENTS_END = "<!-- /clonelab:contents -->"
 SOLUTION_TAG = "solution"
-DEEPER_MARK = "# Deeper (optional)"  # first line of a code cell that belongs to a "Deeper" note
+# First line of a code cell that belongs to a "Deeper" note. "#@title" with metadata cellView "form" is how Colab
+# folds a code cell (it ignores JupyterLab's source_hidden); stamp turns a plain "# Deeper (optional)" into it.
+DEEPER_MARK = "#@title Deeper (optional)"
+PLAIN_DEEPER_MARK = "# Deeper (optional)"
+SOLUTION_TITLE = "#@title Solution (folded: try the exercise first)"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 NB_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
 
@@ -75,15 +79,20 @@ def title_of(nb) -> str:
     return first.source.splitlines()[0][2:].strip()
 
 
+def release_ref() -> str:
+    """The one ref that the badges open and the setup cell installs: the release tag of the package version."""
+    return f"v{package_version()}"
+
+
 def colab_url(name: str, folder: str = "notebooks") -> str:
     path = urlparse(repo_url()).path.strip("/")
-    return f"https://colab.research.google.com/github/{path}/blob/main/{folder}/{name}"
+    return f"https://colab.research.google.com/github/{path}/blob/{release_ref()}/{folder}/{name}"
 
 
 def git_source() -> str:
     """What the setup cell installs on Colab: the release tag that matches the package version, so that a
     class is not moved by commits to the default branch mid-session (tag each release `v<version>`)."""
-    return f"git+{repo_url()}@v{package_version()}"
+    return f"git+{repo_url()}@{release_ref()}"
 
 
 def setup_source() -> str:
@@ -92,10 +101,16 @@ import os, subprocess, sys
 try:  # only on Google Colab: install the helper package (with torchviz) first
     import google.colab  # noqa: F401
     source = os.environ.get("CLONELAB_SOURCE", "{git_source()}")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], capture_output=True, text=True)
+    if pip.returncode:  # pip's notes and warnings are shown only when the install failed
+        raise RuntimeError(f"pip could not install {{source}}:\\n{{pip.stdout}}{{pip.stderr}}")
 except ImportError:
     pass  # elsewhere it is installed already (see the README)
-import clonelab
+try:
+    import clonelab
+except ModuleNotFoundError:
+    raise ModuleNotFoundError("clonelab is not installed in this kernel: in the repository, run `make lab` "
+                              "(or `pip install -e .`), then restart the kernel") from None
 clonelab.show_versions(written_for="{package_version()}")'''
 
 
@@ -190,9 +205,15 @@ def stamp() -> int:
                 # JupyterLab shows a collapsed input and output until the reader clicks them, so the answer
                 # (the code, or the value it prints) is not read by accident right below the exercise
                 cell.metadata.setdefault("jupyter", {}).update(source_hidden=True, outputs_hidden=True)
+                if not cell.source.startswith("#@title"):
+                    cell.source = f"{SOLUTION_TITLE}\n{cell.source}"
+                cell.metadata["cellView"] = "form"
+            if cell.cell_type == "code" and cell.source.startswith(PLAIN_DEEPER_MARK):
+                cell.source = DEEPER_MARK + cell.source[len(PLAIN_DEEPER_MARK):]
             if cell.cell_type == "code" and cell.source.startswith(DEEPER_MARK):
-                # collapsed, input and output, like the <details> note it belongs to
+                # collapsed, input and output, like the <details> note it belongs to; folded on Colab too
                 cell.metadata["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+                cell.metadata["cellView"] = "form"
             if cell.cell_type == "markdown" and CONTENTS_START in cell.source:
                 cell.source = replace_between_markers(cell.source, contents_table(paths, titles))
         changed += write(nb, path)
@@ -287,7 +308,7 @@ def is_deeper(cell) -> bool:
     """A cell of an optional *Deeper* note: a folded <details> markdown cell, or a code cell marked for it."""
     if cell.cell_type == "markdown":
         return cell.source.lstrip().startswith("<details")
-    return cell.source.startswith(DEEPER_MARK)
+    return cell.source.startswith((DEEPER_MARK, PLAIN_DEEPER_MARK))
 
 
 def cell_minutes(cell) -> float:
@@ -462,14 +483,23 @@ def timings(names: list[str], timeout: int = 300, write: bool = False) -> int:
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|<img[^>]*\bsrc=\"([^\"]+)\"")
 
 
-def relative_targets(text: str) -> list[str]:
+def relative_targets(text: str, anchors: bool = False) -> list[str]:
+    """The relative link targets in ``text``, without their ``#anchor`` unless ``anchors``."""
     found = []
     for m in LINK.finditer(text):
         target = m.group(1) or m.group(2)
         if urlparse(target).scheme or target.startswith(("#", "mailto:")):
             continue
-        found.append(unquote(target.split("#")[0]))
+        found.append(unquote(target if anchors else target.split("#")[0]))
     return [t for t in found if t]
+
+
+def heading_anchors(path: Path) -> set[str]:
+    """The anchors of a notebook's headings, as the reading edition makes them (MyST's slugs: lower case,
+    spaces as dashes, other punctuation dropped)."""
+    headings = [line.lstrip("#").strip() for cell in read(path).cells if cell.cell_type == "markdown"
+                for line in cell.source.splitlines() if re.match(r"#{1,3} ", line)]
+    return {re.sub(r"[^\w\- ]", "", h.lower().replace(" ", "-")) for h in headings}
 
 
 def documents() -> list[tuple[Path, str]]:
@@ -485,11 +515,17 @@ def documents() -> list[tuple[Path, str]]:
 
 
 def broken_links() -> list[str]:
-    problems = []
+    """Relative links to a missing file, or to a heading that a notebook does not have."""
+    problems, anchors = [], {}
     for path, text in documents():
-        for target in relative_targets(text):
-            if not (path.parent / target).exists():
+        for target in relative_targets(text, anchors=True):
+            file, _, anchor = target.partition("#")
+            full = (path.parent / file).resolve()
+            if not full.exists():
                 problems.append(f"{path.relative_to(ROOT)}: {target}")
+            elif anchor and full.suffix == ".ipynb" and \
+                    anchor not in anchors.setdefault(full, heading_anchors(full)):
+                problems.append(f"{path.relative_to(ROOT)}: {target} (no such heading)")
     return problems
 
 
