@@ -80,17 +80,19 @@ html: $(VENV)/.clonelab-site
 	$(BIN)/python tools/book.py site
 	$(BIN)/python tools/book.py --student site-student
 
-# For a room without network: every wheel the series needs (the torch of .venv included), for this
-# platform and Python, in $(WHEELHOUSE)/. Copy the folder to the students' machines (same OS and Python), then:
+# For a room without network: every wheel the series needs, for this platform and Python, in $(WHEELHOUSE)/.
+# Copy the folder to the students' machines (same OS and Python), then:
 #   python -m venv .venv && .venv/bin/pip install --no-index --find-links wheelhouse "clonelab[lab]"
 #   (Windows: .venv\Scripts\pip install --no-index --find-links wheelhouse "clonelab[lab]")
-# A CPU build of torch ("2.13.0+cpu") comes from PyTorch's own index; TORCH_INDEX= leaves it out and pins torch
-# without its local "+cpu" part, which PyPI does not have (on Linux, PyPI's torch is then a CUDA build of several GB).
+# It works from the .venv that `make lab` makes, whatever torch build is in it: torch is pinned to the release of
+# .venv's torch without its local part ("2.14.1", not "2.14.1+cu130"), and TORCH_INDEX, PyTorch's CPU index by
+# default, offers the CPU build of that release (about 190 MB), which pip prefers. With TORCH_INDEX= (no network
+# to that index), pip takes PyPI's build: on Linux a CUDA build of several GB.
 WHEELHOUSE ?= wheelhouse
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 wheelhouse: $(INSTALLED)
 	$(BIN)/python -m pip wheel -q --wheel-dir $(WHEELHOUSE) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) \
-		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__$(if $(TORCH_INDEX),,.split("+")[0]))')" ".[lab]"
+		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__.split("+")[0])')" ".[lab]"
 	du -sh $(WHEELHOUSE)
 
 # A markdown table of measured run times and suggested workshop minutes (for workshop/README.md).

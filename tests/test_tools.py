@@ -183,3 +183,16 @@ def test_reading_edition_links_stay_in_the_site_or_go_to_the_repository():
     assert book._online("../workshop/student/", folder) == f"{nbtool.repo_url()}/tree/main/workshop/student"
     index = book.index_page(["00_start_here.ipynb", "01_clone_or_assign.ipynb"])
     assert "```{toctree}" in index and "notebooks/00_start_here\nnotebooks/01_clone_or_assign\n```" in index
+
+
+def test_the_student_edition_opens_only_student_copies_and_says_outputs_are_shown(tmp_path):
+    """Every Colab link of the staged student edition opens a student copy; its index says the outputs show."""
+    import book
+
+    staged = book.stage(tmp_path / "book", solutions=False)
+    for path in sorted((staged / "notebooks").glob("*.ipynb")):
+        text = "".join(c.source for c in nbtool.read(path).cells if c.cell_type == "markdown")
+        assert "colab.research.google.com" in text and "/notebooks/" not in text.split("colab.research")[1][:200]
+        assert nbtool.colab_url("", "notebooks") not in text, f"{path.name} opens an instructor copy on Colab"
+    assert book.STUDENT_NOTE in (staged / "index.md").read_text()
+    assert book.STUDENT_NOTE not in book.index_page(["00_start_here.ipynb"])

@@ -43,13 +43,25 @@ def _online(target: str, folder: Path) -> str:
     return f"{nbtool.repo_url()}/{kind}/main/{relative}" + sep + anchor
 
 
-def index_page(names: list[str]) -> str:
+STUDENT_NOTE = ("This is the student edition: the exercises' solutions are left out, and its Colab badges open the "
+                "student copies. It shows every output, so the answer to each **Predict** prompt is on the page: "
+                "make your prediction before you scroll past it.")
+
+
+def index_page(names: list[str], student: bool = False) -> str:
     toc = "\n".join(f"notebooks/{Path(n).stem}" for n in names)
     return (f"# Clone or alias?\n\nTensor memory, mutability and residual connections in PyTorch, in "
             f"{len(names)} notebooks. This is the reading edition: each notebook with the outputs it printed "
             f"when it was last run, so nothing needs to run here. To run the notebooks, in JupyterLab or on "
             f"Colab, start from the [repository]({nbtool.repo_url()}).\n\n"
-            "```{toctree}\n:maxdepth: 1\n:caption: The series\n\n" + toc + "\n```\n")
+            + (STUDENT_NOTE + "\n\n" if student else "")
+            + "```{toctree}\n:maxdepth: 1\n:caption: The series\n\n" + toc + "\n```\n")
+
+
+def to_student_copies(markdown: str) -> str:
+    """Colab links to the instructor copies (``.../notebooks/NN_x.ipynb``) turned into links to the student copies."""
+    return re.sub(r"(colab\.research\.google\.com/github/[^)\s]*?/)notebooks/(\d\d_[a-z0-9_]+\.ipynb)",
+                  r"\1workshop/student/\2", markdown)
 
 
 def stage(where: Path = STAGE, solutions: bool = True) -> Path:
@@ -67,6 +79,8 @@ def stage(where: Path = STAGE, solutions: bool = True) -> Path:
             if cell.cell_type == "markdown":
                 cell.source = LINK.sub(lambda m: m.group(1) + _online(m.group(2), path.parent) + m.group(3),
                                        cell.source)
+                if not solutions:
+                    cell.source = to_student_copies(cell.source)
             tags = cell.metadata.get("tags", [])
             # the setup cell's code is folded; a solution's code and output too (the answer it prints)
             fold = "hide-input" if cell.get("id") == "clonelab-setup" else \
@@ -74,7 +88,7 @@ def stage(where: Path = STAGE, solutions: bool = True) -> Path:
             if fold and fold not in tags:
                 cell.metadata["tags"] = [*tags, fold]
         nbtool.write(nb, where / "notebooks" / path.name)
-    (where / "index.md").write_text(index_page([p.name for p in paths]))
+    (where / "index.md").write_text(index_page([p.name for p in paths], student=not solutions))
     return where
 
 
