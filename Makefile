@@ -61,18 +61,19 @@ test-colab: $(INSTALLED)
 	$(BIN)/python -m pytest -m colab tests/test_colab.py
 
 notebooks: $(INSTALLED)
-	$(BIN)/python tools/nbtool.py stamp
-	$(BIN)/python tools/nbtool.py execute
-	$(BIN)/python tools/nbtool.py student
+	$(BIN)/python tools/stamp.py
+	$(BIN)/python tools/run_notebooks.py execute
+	$(BIN)/python tools/student.py
 	$(BIN)/python tools/workshop.py
 
 # Badges, setup cells, navigation, time markers; then the workshop kit made from the notebooks.
 stamp: $(INSTALLED)
-	$(BIN)/python tools/nbtool.py stamp
+	$(BIN)/python tools/stamp.py
 	$(BIN)/python tools/workshop.py
 
+# The student copies in workshop/student/ (tools/student.py); the link check (tools/links.py).
 student links: $(INSTALLED)
-	$(BIN)/python tools/nbtool.py $@
+	$(BIN)/python tools/$@.py
 
 # The reading edition in site/: Sphinx, MyST-NB and sphinx-book-theme, offline, from the committed outputs;
 # and in site-student/ the same without the solution cells, for students who read along offline.
@@ -97,7 +98,7 @@ wheelhouse: $(INSTALLED)
 
 # A markdown table of measured run times and suggested workshop minutes (for workshop/README.md).
 timings: $(INSTALLED)
-	$(BIN)/python tools/nbtool.py timings --write
+	$(BIN)/python tools/run_notebooks.py timings --write
 
 benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/memory_accuracy.py

@@ -14,25 +14,25 @@ matplotlib.use("Agg")  # tests draw figures without a screen
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-sys.path.insert(0, str(ROOT / "tools"))  # the tests import tools/nbtool.py as a module
+sys.path.insert(0, str(ROOT / "tools"))  # the tests import the tools as modules
 
 
 def notebook_paths() -> list[Path]:
-    import nbtool
+    import nbcommon
 
-    return nbtool.notebook_paths()
+    return nbcommon.notebook_paths()
 
 
 def run_notebook(path: Path, **options):
-    """Read ``path`` and run it in a fresh kernel with tools/nbtool.py's runner, the one the whole suite uses
-    (``options`` go to ``nbtool.run_in_fresh_kernel``: ``kernel_name``, ``cwd``, ``env``, ``timeout``).
+    """Read ``path`` and run it in a fresh kernel with tools/run_notebooks.py's runner, the one the whole suite uses
+    (``options`` go to ``run_in_fresh_kernel``: ``kernel_name``, ``cwd``, ``env``, ``timeout``).
     Returns the executed notebook; a failing cell fails the test, naming the cell."""
-    import nbtool
     from nbclient.exceptions import CellExecutionError
+    from run_notebooks import run_in_fresh_kernel
 
     nb = nbformat.read(path, as_version=4)
     try:
-        nbtool.run_in_fresh_kernel(nb, **options)
+        run_in_fresh_kernel(nb, **options)
     except CellExecutionError as err:
         code = [c for c in nb.cells if c.cell_type == "code"]
         failed = next((i for i, c in enumerate(code) if any(o.get("output_type") == "error" for o in c.outputs)), None)

@@ -8,7 +8,8 @@ import re
 import nbformat
 import pytest
 
-import nbtool
+import nbcommon
+import stamp
 from conftest import notebook_paths, stray_stderr
 
 PATHS = notebook_paths()
@@ -30,9 +31,9 @@ def test_opens_with_title_badge_setup_and_objectives(nb):
     path, book = nb
     cells = book.cells
     assert cells[0].cell_type == "markdown" and cells[0].source.startswith("# "), "first cell: an H1 title"
-    assert cells[1].source.startswith(nbtool.HEADER_MARK), "second cell: the stamped header"
+    assert cells[1].source.startswith(nbcommon.HEADER_MARK), "second cell: the stamped header"
     assert "colab.research.google.com/github/" in cells[1].source and path.name in cells[1].source
-    assert cells[2].cell_type == "code" and cells[2].source == nbtool.setup_source(), "third cell: the setup cell, as stamped"
+    assert cells[2].cell_type == "code" and cells[2].source == stamp.setup_source(), "third cell: the setup cell, as stamped"
     objectives = next((c for c in cells[3:6] if c.cell_type == "markdown" and "## Learning objectives" in c.source), None)
     assert objectives is not None, "a '## Learning objectives' cell right after the setup cell"
     bullets = [line for line in objectives.source.splitlines() if line.startswith("- ")]
@@ -41,7 +42,7 @@ def test_opens_with_title_badge_setup_and_objectives(nb):
 
 def test_ends_with_summary_and_navigation(nb):
     path, book = nb
-    assert book.cells[-1].source.startswith(nbtool.NAV_MARK)
+    assert book.cells[-1].source.startswith(nbcommon.NAV_MARK)
     assert any(c.cell_type == "markdown" and c.source.startswith("## Summary") for c in book.cells[-3:]), \
         "a '## Summary' cell just before the navigation"
 
@@ -78,7 +79,7 @@ def test_code_cells_have_outputs_where_they_print(nb):
 def test_solution_cells_follow_an_exercise(nb):
     path, book = nb
     for i, cell in enumerate(book.cells):
-        if nbtool.SOLUTION_TAG in cell.metadata.get("tags", []):
+        if nbcommon.SOLUTION_TAG in cell.metadata.get("tags", []):
             assert cell.cell_type == "code"
             assert "check(" in cell.source, f"solution cell {i} must assert its check(...)"
             earlier = "\n".join(c.source for c in book.cells[max(0, i - 3):i])
@@ -91,7 +92,7 @@ def test_solution_cells_follow_an_exercise(nb):
 
 def test_kernelspec_is_set_so_jupyterlab_does_not_ask(nb):
     path, book = nb
-    assert book.metadata.get("kernelspec") == nbtool.KERNELSPEC
+    assert book.metadata.get("kernelspec") == stamp.KERNELSPEC
     assert "jupytext" not in book.metadata
 
 
@@ -140,7 +141,7 @@ def test_deeper_code_cells_are_collapsed_and_the_core_never_needs_them(nb):
         defined |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}          # parameters
         defined |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
                     if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
-        if cell.source.startswith(nbtool.DEEPER_MARK):
+        if cell.source.startswith(nbcommon.DEEPER_MARK):
             assert cell.metadata.get("jupyter") == {"source_hidden": True, "outputs_hidden": True}, \
                 f"cell {i}: a Deeper cell must be collapsed (run `make stamp`)"
             assert cell.metadata.get("cellView") == "form", f"cell {i}: a Deeper cell is folded on Colab too"

@@ -1,4 +1,5 @@
-"""tools/nbtool.py: idempotent stamping, student copies in sync, links that resolve."""
+"""The notebook tools: idempotent stamping (stamp.py), student copies in sync (student.py), links that resolve
+(links.py), the reading-time formula (reading_time.py) and the timings table (run_notebooks.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ import sys
 
 import nbformat
 
-import nbtool
+import links
+import nbcommon
+import reading_time
+import run_notebooks
+import stamp
+import student
 from conftest import ROOT
 
 
@@ -27,31 +33,31 @@ def _snapshot(root):
     return {p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def _run(root, *args):
-    return subprocess.run([sys.executable, str(root / "tools" / "nbtool.py"), *args],
+def _run(root, tool, *args):
+    return subprocess.run([sys.executable, str(root / "tools" / tool), *args],
                           cwd=root, capture_output=True, text=True, check=True).stdout
 
 
 def test_committed_notebooks_are_stamped_and_stamping_is_idempotent(tmp_path):
     root = _copy_repo(tmp_path)
     before = _snapshot(root)
-    assert "0 file(s) changed" in _run(root, "stamp"), "committed notebooks are not stamped: run `make stamp`"
+    assert "0 file(s) changed" in _run(root, "stamp.py"), "committed notebooks are not stamped: run `make stamp`"
     assert _snapshot(root) == before
 
 
 def test_student_copies_are_in_sync(tmp_path):
     root = _copy_repo(tmp_path)
     before = _snapshot(root)
-    out = _run(root, "student")
+    out = _run(root, "student.py")
     assert "0 file(s) changed" in out, "workshop/student/ is out of date: run `make student`"
     assert _snapshot(root) == before
 
 
 def test_student_copy_has_no_outputs_and_no_solutions():
-    nb = nbformat.read(nbtool.notebook_paths()[0], as_version=4)
+    nb = nbformat.read(nbcommon.notebook_paths()[0], as_version=4)
     solution = nbformat.v4.new_code_cell("answer = 42\nassert check('x', answer)", metadata={"tags": ["solution"]})
     nb.cells.append(solution)
-    copy_ = nbtool.student_copy(nb, nbtool.notebook_paths()[0].name)
+    copy_ = student.student_copy(nb, nbcommon.notebook_paths()[0].name)
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in copy_.cells if c.cell_type == "code")
     assert not any("solution" in c.metadata.get("tags", []) for c in copy_.cells)
     assert len(copy_.cells) == len(nb.cells) - 1
@@ -61,36 +67,36 @@ def test_student_refuses_to_overwrite_a_hand_written_file(tmp_path):
     root = _copy_repo(tmp_path)
     student = root / "workshop" / "student"
     student.mkdir(parents=True, exist_ok=True)
-    first = nbtool.notebook_paths()[0].name
+    first = nbcommon.notebook_paths()[0].name
     (student / first).write_text(nbformat.writes(nbformat.v4.new_notebook()))
-    result = subprocess.run([sys.executable, str(root / "tools" / "nbtool.py"), "student"],
+    result = subprocess.run([sys.executable, str(root / "tools" / "student.py")],
                             cwd=root, capture_output=True, text=True)
     assert result.returncode != 0 and "refusing to overwrite" in result.stderr
 
 
 def test_every_relative_link_resolves():
-    assert nbtool.broken_links() == []
+    assert links.broken_links() == []
 
 
 def test_link_checker_finds_a_broken_link():
-    assert nbtool.relative_targets("see [x](missing.ipynb) and ![p](../images/p.png) and [w](https://x.org)") == [
+    assert links.relative_targets("see [x](missing.ipynb) and ![p](../images/p.png) and [w](https://x.org)") == [
         "missing.ipynb", "../images/p.png"]
 
 
 def test_repository_url_lives_in_pyproject_only():
-    url = nbtool.repo_url()
+    url = nbcommon.repo_url()
     assert url.startswith("https://github.com/")
     for path in ROOT.glob("tools/*.py"):
         assert url not in path.read_text(), f"{path.name} repeats the repository URL"
 
 
 def test_timings_counts_and_formula_on_a_notebook_object():
-    """`nbtool.py timings`: what it counts in a notebook, and the formula it turns that into (no kernel)."""
+    """`run_notebooks.py timings`: what it counts in a notebook, and the formula it turns that into (no kernel)."""
     v4 = nbformat.v4
     nb = v4.new_notebook(cells=[
         v4.new_markdown_cell("# 99 · A title\n\nTwo sentences [with a link](elsewhere.ipynb) here."),
-        v4.new_markdown_cell(f"{nbtool.HEADER_MARK}\nbadge words are not read"),
-        v4.new_code_cell(f"{nbtool.SETUP_MARK}\nimport clonelab"),
+        v4.new_markdown_cell(f"{nbcommon.HEADER_MARK}\nbadge words are not read"),
+        v4.new_code_cell(f"{nbcommon.SETUP_MARK}\nimport clonelab"),
         v4.new_markdown_cell("| a | b |\n|---|---|\n| `x = 1` | - |\n<!-- a comment -->"),
         v4.new_markdown_cell("**Predict:** it\n<small>⏱ About 9 min to here on the core path (an estimate).</small>"),
         v4.new_code_cell("x = 1"),
@@ -98,22 +104,22 @@ def test_timings_counts_and_formula_on_a_notebook_object():
         v4.new_code_cell("answer = ...\ncheck('09.1', answer)"),
         v4.new_code_cell("answer = 1\nassert check('09.1', answer)", metadata={"tags": ["solution"]}),
         v4.new_code_cell("answer = 2\nassert check(\"quiz.1\", answer)", metadata={"tags": ["solution"]}),
-        v4.new_markdown_cell(f"{nbtool.NAV_MARK}\n---\nnavigation words"),
+        v4.new_markdown_cell(f"{nbcommon.NAV_MARK}\n---\nnavigation words"),
     ])
-    counts = nbtool.workshop_counts(nb)
+    counts = reading_time.workshop_counts(nb)
     # "99", "A", "title", "Two", "sentences", "[with", "a", "link]", "here." + "a", "b", "`x", "1`" + "**Predict:**", "it"
     # (the stamped time marker is not read)
     assert counts == {"words": 15, "code_cells": 2, "predictions": 1, "exercises": 1, "quiz": 1}
     # 15/120 + 0.25*2 + 2*30/60 + 1 + 6 + 3 + 5 = 16.63 minutes, rounded up to 20
-    assert nbtool.suggested_minutes(counts, run_seconds=30.0) == 20
+    assert reading_time.suggested_minutes(counts, run_seconds=30.0) == 20
     zero = {"words": 0, "code_cells": 0, "predictions": 0, "exercises": 0, "quiz": 0}
-    assert nbtool.suggested_minutes(zero, 0.0) == 5
-    assert nbtool.suggested_minutes({**zero, "predictions": 1}, 0.0) == 10
-    table = nbtool.timings_table([("99_a_title.ipynb", 30.0, counts), ("98_b.ipynb", 0.0, counts)])
+    assert reading_time.suggested_minutes(zero, 0.0) == 5
+    assert reading_time.suggested_minutes({**zero, "predictions": 1}, 0.0) == 10
+    table = run_notebooks.timings_table([("99_a_title.ipynb", 30.0, counts), ("98_b.ipynb", 0.0, counts)])
     assert "| 99_a_title | 30.0 | 15 | 2 | 1 | 1 | 1 | 20 |" in table
     # the second notebook, with no run time, takes 15.63 minutes: 20
     assert table.splitlines()[-1] == "| **total** | 30.0 | 30 | 4 | 2 | 2 | 2 | **40** (0 h 40 min) |"
-    assert str(nbtool.READ_WPM) in nbtool.TIMINGS_FORMULA and "predictions" in nbtool.TIMINGS_FORMULA
+    assert str(reading_time.READ_WPM) in reading_time.TIMINGS_FORMULA and "predictions" in reading_time.TIMINGS_FORMULA
 
 
 def test_time_markers_follow_the_core_path_and_restamping_changes_nothing():
@@ -129,17 +135,17 @@ def test_time_markers_follow_the_core_path_and_restamping_changes_nothing():
         v4.new_code_cell("answer = 1\nassert check('09.1', answer)", metadata={"tags": ["solution"]}),
         v4.new_markdown_cell("## Summary"),
     ])
-    marks, total = nbtool.core_timeline(nb)
+    marks, total = reading_time.core_timeline(nb)
     assert [(h, m) for _, h, m in marks] == [("First", 0), ("Second", 5), ("Exercises", 6), ("Summary", 12)]
     assert total == 12
-    assert nbtool.core_split(nb) == (6, 6, 0)               # before, for and after the exercises: as the markers add
-    nbtool.stamp_time_markers(nb)
+    assert reading_time.core_split(nb) == (6, 6, 0)               # before, for and after the exercises: as the markers add
+    stamp.stamp_time_markers(nb)
     assert "⏱" not in nb.cells[1].source                  # under 3 minutes: no marker
-    assert nb.cells[4].source.splitlines()[1] == nbtool.time_marker(5)
-    assert nb.cells[7].source.splitlines()[1] == nbtool.time_marker(12, "the exercises")
+    assert nb.cells[4].source.splitlines()[1] == stamp.time_marker(5)
+    assert nb.cells[7].source.splitlines()[1] == stamp.time_marker(12, "the exercises")
     assert "the exercises included" in nb.cells[7].source and "included" not in nb.cells[5].source
     again = nbformat.writes(nb)
-    nbtool.stamp_time_markers(nb)
+    stamp.stamp_time_markers(nb)
     assert nbformat.writes(nb) == again
 
 
@@ -164,11 +170,11 @@ def test_sections_named_in_the_workshop_guide_exist():
 
 def test_student_copies_open_student_copies_on_colab():
     """A student who follows any Colab link in a student copy lands on a student copy, never on the solutions."""
-    instructor = nbtool.colab_url("")
-    for path in nbtool.notebook_paths(nbtool.STUDENT):
-        text = "".join(c.source for c in nbtool.read(path).cells)
+    instructor = nbcommon.colab_url("")
+    for path in nbcommon.notebook_paths(nbcommon.STUDENT):
+        text = "".join(c.source for c in nbcommon.read(path).cells)
         assert instructor not in text, f"{path.name} links to an instructor copy on Colab"
-        assert nbtool.colab_url(path.name, "workshop/student") in text
+        assert nbcommon.colab_url(path.name, "workshop/student") in text
 
 
 def test_reading_edition_links_stay_in_the_site_or_go_to_the_repository():
@@ -179,8 +185,8 @@ def test_reading_edition_links_stay_in_the_site_or_go_to_the_repository():
     assert book._online("../images/names_tensors_storage.png", folder) == "../images/names_tensors_storage.png"
     assert book._online("https://pytorch.org", folder) == "https://pytorch.org"
     assert book._online("../workshop/README.md#schedules", folder) == \
-        f"{nbtool.repo_url()}/blob/main/workshop/README.md#schedules"
-    assert book._online("../workshop/student/", folder) == f"{nbtool.repo_url()}/tree/main/workshop/student"
+        f"{nbcommon.repo_url()}/blob/main/workshop/README.md#schedules"
+    assert book._online("../workshop/student/", folder) == f"{nbcommon.repo_url()}/tree/main/workshop/student"
     index = book.index_page(["00_start_here.ipynb", "01_clone_or_assign.ipynb"])
     assert "```{toctree}" in index and "notebooks/00_start_here\nnotebooks/01_clone_or_assign\n```" in index
 
@@ -191,8 +197,8 @@ def test_the_student_edition_opens_only_student_copies_and_says_outputs_are_show
 
     staged = book.stage(tmp_path / "book", solutions=False)
     for path in sorted((staged / "notebooks").glob("*.ipynb")):
-        text = "".join(c.source for c in nbtool.read(path).cells if c.cell_type == "markdown")
+        text = "".join(c.source for c in nbcommon.read(path).cells if c.cell_type == "markdown")
         assert "colab.research.google.com" in text and "/notebooks/" not in text.split("colab.research")[1][:200]
-        assert nbtool.colab_url("", "notebooks") not in text, f"{path.name} opens an instructor copy on Colab"
+        assert nbcommon.colab_url("", "notebooks") not in text, f"{path.name} opens an instructor copy on Colab"
     assert book.STUDENT_NOTE in (staged / "index.md").read_text()
     assert book.STUDENT_NOTE not in book.index_page(["00_start_here.ipynb"])

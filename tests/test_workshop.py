@@ -110,12 +110,12 @@ def test_the_guide_sends_facilitators_to_every_part_of_the_kit():
 
 def test_the_core_path_minutes_quoted_in_the_guide_are_the_notes_own():
     """The full day's note on slot lengths quotes core paths ("03: 56 min, 04: 51, ..."): each is the notebook's."""
-    import nbtool
+    import reading_time
 
     guide = (ROOT / "workshop" / "README.md").read_text()
     quoted = re.search(r"core path in \[`notes/`\]\(notes/\) \(([^)]*) by the formula", guide)
     assert quoted, "the guide no longer quotes the core paths of the full day's longest notebooks"
     pairs = re.findall(r"(\d\d): (\d+)", quoted.group(1))
     assert len(pairs) >= 4
-    totals = {p.name[:2]: nbtool.core_timeline(nbformat.read(p, as_version=4))[1] for p in notebook_paths()}
+    totals = {p.name[:2]: reading_time.core_timeline(nbformat.read(p, as_version=4))[1] for p in notebook_paths()}
     assert {n: int(m) for n, m in pairs} == {n: totals[n] for n, _ in pairs}, "run the formula again: make stamp"

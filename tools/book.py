@@ -18,10 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbtool
+import nbcommon
 
-STAGE = nbtool.ROOT / "build" / "book"
-CONF = nbtool.ROOT / "docs"
+STAGE = nbcommon.ROOT / "build" / "book"
+CONF = nbcommon.ROOT / "docs"
 LINK = re.compile(r"(\]\()([^)\s]+)(\))")
 
 
@@ -34,13 +34,13 @@ def _online(target: str, folder: Path) -> str:
         return target
     where = (folder / path).resolve()
     try:
-        relative = where.relative_to(nbtool.ROOT).as_posix()
+        relative = where.relative_to(nbcommon.ROOT).as_posix()
     except ValueError:
         return target
     if relative.startswith("images/"):
         return target
     kind = "tree" if where.is_dir() else "blob"
-    return f"{nbtool.repo_url()}/{kind}/main/{relative}" + sep + anchor
+    return f"{nbcommon.repo_url()}/{kind}/main/{relative}" + sep + anchor
 
 
 STUDENT_NOTE = ("This is the student edition: the exercises' solutions are left out, and its Colab badges open the "
@@ -53,7 +53,7 @@ def index_page(names: list[str], student: bool = False) -> str:
     return (f"# Clone or alias?\n\nTensor memory, mutability and residual connections in PyTorch, in "
             f"{len(names)} notebooks. This is the reading edition: each notebook with the outputs it printed "
             f"when it was last run, so nothing needs to run here. To run the notebooks, in JupyterLab or on "
-            f"Colab, start from the [repository]({nbtool.repo_url()}).\n\n"
+            f"Colab, start from the [repository]({nbcommon.repo_url()}).\n\n"
             + (STUDENT_NOTE + "\n\n" if student else "")
             + "```{toctree}\n:maxdepth: 1\n:caption: The series\n\n" + toc + "\n```\n")
 
@@ -68,13 +68,13 @@ def stage(where: Path = STAGE, solutions: bool = True) -> Path:
     if where.exists():
         shutil.rmtree(where)
     (where / "notebooks").mkdir(parents=True)
-    if (nbtool.ROOT / "images").is_dir():
-        shutil.copytree(nbtool.ROOT / "images", where / "images")
-    paths = nbtool.notebook_paths()
+    if (nbcommon.ROOT / "images").is_dir():
+        shutil.copytree(nbcommon.ROOT / "images", where / "images")
+    paths = nbcommon.notebook_paths()
     for path in paths:
-        nb = nbtool.read(path)
+        nb = nbcommon.read(path)
         if not solutions:
-            nb.cells = [c for c in nb.cells if nbtool.SOLUTION_TAG not in c.metadata.get("tags", [])]
+            nb.cells = [c for c in nb.cells if nbcommon.SOLUTION_TAG not in c.metadata.get("tags", [])]
         for cell in nb.cells:
             if cell.cell_type == "markdown":
                 cell.source = LINK.sub(lambda m: m.group(1) + _online(m.group(2), path.parent) + m.group(3),
@@ -84,16 +84,16 @@ def stage(where: Path = STAGE, solutions: bool = True) -> Path:
             tags = cell.metadata.get("tags", [])
             # the setup cell's code is folded; a solution's code and output too (the answer it prints)
             fold = "hide-input" if cell.get("id") == "clonelab-setup" else \
-                "hide-cell" if nbtool.SOLUTION_TAG in tags else None
+                "hide-cell" if nbcommon.SOLUTION_TAG in tags else None
             if fold and fold not in tags:
                 cell.metadata["tags"] = [*tags, fold]
-        nbtool.write(nb, where / "notebooks" / path.name)
+        nbcommon.write(nb, where / "notebooks" / path.name)
     (where / "index.md").write_text(index_page([p.name for p in paths], student=not solutions))
     return where
 
 
 def build(out: Path | None = None, source: Path | None = None) -> int:
-    out = nbtool.SITE if out is None else Path(out)
+    out = nbcommon.SITE if out is None else Path(out)
     source = stage() if source is None else source
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-c", str(CONF),
                str(source), str(out)]
@@ -107,5 +107,5 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     student = "--student" in args
     args = [a for a in args if a != "--student"]
-    out = Path(args[0]) if args else (nbtool.ROOT / "site-student" if student else None)
+    out = Path(args[0]) if args else (nbcommon.ROOT / "site-student" if student else None)
     sys.exit(build(out, stage(solutions=not student)))

@@ -20,20 +20,21 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-import nbtool
+import nbcommon
+import reading_time
 
 POST_MARK = "# The post's"
 BUDGET = {"core_words": 1200, "deeper_words": 600, "paragraph_words": 120, "caption_words": 60, "core_code": 120}
 CORE_WORDS = {"00": 700, "11": 1500}      # the two notebooks with their own core-prose budget
 SERIES_WORDS = 20_000
 DETAILS = re.compile(r"<details\b.*?</details>", re.S)
-CONTENTS = re.compile(re.escape(nbtool.CONTENTS_START) + ".*?" + re.escape(nbtool.CONTENTS_END), re.S)
+CONTENTS = re.compile(re.escape(nbcommon.CONTENTS_START) + ".*?" + re.escape(nbcommon.CONTENTS_END), re.S)
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
-TAG = re.compile(r"</?[A-Za-z][^<>]*>")   # an HTML tag is no word (comments are left to nbtool._words)
+TAG = re.compile(r"</?[A-Za-z][^<>]*>")   # an HTML tag is no word (comments are left to reading_time._words)
 
 
 def words(markdown: str) -> int:
-    return nbtool._words(TAG.sub(" ", nbtool.TIME_MARK.sub("", markdown)))
+    return reading_time._words(TAG.sub(" ", nbcommon.TIME_MARK.sub("", markdown)))
 
 
 @dataclass
@@ -69,10 +70,10 @@ def paragraphs(markdown: str) -> list[str]:
 
 
 def measure(path) -> Figures:
-    book = nbtool.read(path)
+    book = nbcommon.read(path)
     figures = Figures(path.name)
     for cell in book.cells:
-        if nbtool._is_stamped(cell):
+        if nbcommon.is_stamped(cell):
             continue
         source = cell.source
         if cell.cell_type == "markdown":
@@ -84,7 +85,7 @@ def measure(path) -> Figures:
             figures.paragraphs += [words(p) for p in paragraphs(core) + paragraphs(deeper)]
             if core.lstrip().startswith("*Figure"):
                 figures.captions.append(words(core))
-        elif not (nbtool.is_deeper(cell) or nbtool.SOLUTION_TAG in cell.metadata.get("tags", [])
+        elif not (nbcommon.is_deeper(cell) or nbcommon.SOLUTION_TAG in cell.metadata.get("tags", [])
                   or source.startswith(POST_MARK)):
             figures.core_code += sum(1 for line in source.splitlines() if line.strip())
     return figures
@@ -103,7 +104,7 @@ def report(rows: list[Figures]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    rows = [measure(p) for p in nbtool.select(argv)]
+    rows = [measure(p) for p in nbcommon.select(argv)]
     print(report(rows))
     broken = [f"{f.name}: {what}" for f in rows for what in f.broken()]
     total = sum(f.words for f in rows)

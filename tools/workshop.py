@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import nbtool
+import nbcommon
+import reading_time
 
-WORKSHOP = nbtool.ROOT / "workshop"
+WORKSHOP = nbcommon.ROOT / "workshop"
 NOTES = WORKSHOP / "notes"
 ANSWERS = WORKSHOP / "answers.md"
 EXIT = WORKSHOP / "exit_ticket.md"
@@ -104,17 +105,17 @@ def _task_before(cells: list, index: int) -> str:
         if cell.cell_type == "markdown":
             match = TASK_START.search(cell.source)
             if match:
-                return nbtool.TIME_MARK.sub("", cell.source[match.start():]).strip()
+                return nbcommon.TIME_MARK.sub("", cell.source[match.start():]).strip()
     return ""
 
 
 def solutions(paths: list[Path] | None = None) -> list[Solution]:
     """Every solution cell of the notebooks, in order, with its answer."""
     found = []
-    for path in paths if paths is not None else nbtool.notebook_paths():
-        nb = nbtool.read(path)
+    for path in paths if paths is not None else nbcommon.notebook_paths():
+        nb = nbcommon.read(path)
         for i, cell in enumerate(nb.cells):
-            if nbtool.SOLUTION_TAG not in cell.metadata.get("tags", []):
+            if nbcommon.SOLUTION_TAG not in cell.metadata.get("tags", []):
                 continue
             call = CHECK_CALL.search(cell.source)
             if call is None:
@@ -351,7 +352,7 @@ def exit_ticket_markdown(half_day: bool = False) -> str:
 
 def answer_key_markdown(found: list[Solution] | None = None) -> str:
     found = solutions() if found is None else found
-    titles = {p.name: nbtool.title_of(nbtool.read(p)) for p in nbtool.notebook_paths()}
+    titles = {p.name: nbcommon.title_of(nbcommon.read(p)) for p in nbcommon.notebook_paths()}
     lines = ["# Answer key", "",
              "For facilitators: every exercise and quiz question of the series with its answer written out, then "
              "the answers of the [exit ticket](exit_ticket.md). It is not in the student copies; do not hand it "
@@ -392,21 +393,21 @@ def answer_key_markdown(found: list[Solution] | None = None) -> str:
 
 
 def notes_summary(path: Path, nb, found: list[Solution]) -> str:
-    marks, total = nbtool.core_timeline(nb)
-    before, practice, after = nbtool.core_split(nb)
+    marks, total = reading_time.core_timeline(nb)
+    before, practice, after = reading_time.core_split(nb)
     reading = before + after
     ids = [s for s in found if s.notebook == path.name]
-    predictions = sum(len(nbtool.PREDICTION.findall(c.source)) for c in nb.cells
-                      if c.cell_type == "markdown" and not nbtool.is_deeper(c))
+    predictions = sum(len(reading_time.PREDICTION.findall(c.source)) for c in nb.cells
+                      if c.cell_type == "markdown" and not nbcommon.is_deeper(c))
     quiz = any(s.exercise_id.startswith("quiz.") for s in ids)
     lines = [SUMMARY_START, "",
-             f"**Notebook:** [{nbtool.title_of(nb)}](../../notebooks/{path.name}) (instructor copy, with the "
+             f"**Notebook:** [{nbcommon.title_of(nb)}](../../notebooks/{path.name}) (instructor copy, with the "
              f"solutions) · [student copy](../student/{path.name})", "",
              f"**Core path:** about {reading} min of reading and running"
              + (f", then about {practice} min for the {'quiz' if quiz else 'exercises'}" if practice else "")
              + f": {total} min by the guide's formula, with {predictions} prediction "
              f"prompt{'s' if predictions != 1 else ''}. The *Deeper* notes are not counted.", ""]
-    if objectives := nbtool.objectives_of(nb):
+    if objectives := nbcommon.objectives_of(nb):
         lines += ["**Objectives:** after this notebook, students can:", "", *objectives, ""]
     lines += ["| time to here | section |", "|--:|---|"]
     lines += [f"| {minutes} min | {heading} |" for _, heading, minutes in marks if heading != "Learning objectives"]
@@ -421,7 +422,7 @@ def notes_summary(path: Path, nb, found: list[Solution]) -> str:
 
 
 def student_url() -> str:
-    return f"{nbtool.repo_url()}/tree/main/workshop/student"
+    return f"{nbcommon.repo_url()}/tree/main/workshop/student"
 
 
 def qr_svg() -> str | None:
@@ -451,14 +452,14 @@ def generate() -> int:
     found = solutions()
     changed = (_write(ANSWERS, answer_key_markdown(found)) + _write(EXIT, exit_ticket_markdown())
                + _write(EXIT_HALF, exit_ticket_markdown(half_day=True)))
-    for path in nbtool.notebook_paths():
+    for path in nbcommon.notebook_paths():
         page = NOTES / f"{path.stem}.md"
         if page.exists():
             text = page.read_text()
-            block = notes_summary(path, nbtool.read(path), found)
-            new = nbtool.replace_between_markers(text, block, SUMMARY_START, SUMMARY_END)
+            block = notes_summary(path, nbcommon.read(path), found)
+            new = nbcommon.replace_between_markers(text, block, SUMMARY_START, SUMMARY_END)
             if SUMMARY_START not in text:
-                raise SystemExit(f"{page.relative_to(nbtool.ROOT)} lacks the summary markers")
+                raise SystemExit(f"{page.relative_to(nbcommon.ROOT)} lacks the summary markers")
             changed += _write(page, new)
     svg = qr_svg()
     if svg is not None:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 import book
-import nbtool
+import nbcommon
 
 pytestmark = pytest.mark.browser
 pytest.importorskip("myst_nb", reason="pip install -e '.[site]'")
 
-NAMES = [p.stem for p in nbtool.notebook_paths()]
+NAMES = [p.stem for p in nbcommon.notebook_paths()]
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +25,9 @@ def site(tmp_path_factory):
 def test_a_broken_link_between_notebooks_fails_the_build(tmp_path):
     source = book.stage(tmp_path / "stage")
     page = source / "notebooks" / f"{NAMES[1]}.ipynb"
-    nb = nbtool.read(page)
+    nb = nbcommon.read(page)
     nb.cells.append(nbformat_markdown("See [a notebook that does not exist](99_missing.ipynb)."))
-    nbtool.write(nb, page)
+    nbcommon.write(nb, page)
     assert book.build(tmp_path / "site", source) != 0
 
 

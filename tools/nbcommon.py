@@ -1,0 +1,107 @@
+"""What the notebook tools share: the paths, the markers that stamped cells are found by, reading and writing
+notebooks, and the repository URL, which comes from one place: [project.urls] in pyproject.toml."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+STUDENT = ROOT / "workshop" / "student"
+SITE = ROOT / "site"
+
+HEADER_MARK = "<!-- clonelab:header -->"
+NAV_MARK = "<!-- clonelab:nav -->"
+SETUP_MARK = "# clonelab:setup"
+CONTENTS_START = "<!-- clonelab:contents -->"
+CONTENTS_END = "<!-- /clonelab:contents -->"
+SOLUTION_TAG = "solution"
+# First line of a code cell that belongs to a "Deeper" note. "#@title" with metadata cellView "form" is how Colab
+# folds a code cell (it ignores JupyterLab's source_hidden); stamp turns a plain "# Deeper (optional)" into it.
+DEEPER_MARK = "#@title Deeper (optional)"
+PLAIN_DEEPER_MARK = "# Deeper (optional)"
+# "Time to here" under each heading of a notebook's core path, as in Neuromatch's tutorials
+TIME_MARK = re.compile(r"^<small>⏱ [^\n]*</small>\n?", re.M)
+NB_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
+
+
+def repo_url() -> str:
+    """[project.urls] Repository in pyproject.toml (read with a regex: tomllib needs Python 3.11)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    return re.search(r'^Repository = "([^"]+)"', text, re.M).group(1).rstrip("/")
+
+
+def package_version() -> str:
+    text = (ROOT / "src" / "clonelab" / "__init__.py").read_text()
+    return re.search(r'^__version__ = "([^"]+)"', text, re.M).group(1)
+
+
+def release_ref() -> str:
+    """The one ref that the badges open and the setup cell installs: the release tag of the package version."""
+    return f"v{package_version()}"
+
+
+def colab_url(name: str, folder: str = "notebooks") -> str:
+    path = urlparse(repo_url()).path.strip("/")
+    return f"https://colab.research.google.com/github/{path}/blob/{release_ref()}/{folder}/{name}"
+
+
+def notebook_paths(folder: Path = NOTEBOOKS) -> list[Path]:
+    return sorted(p for p in folder.glob("*.ipynb") if NB_NAME.match(p.name))
+
+
+def select(names: list[str]) -> list[Path]:
+    """The notebooks named like 01, 01_clone_or_assign or 01_clone_or_assign.ipynb (all if none)."""
+    paths = [p for p in notebook_paths() if not names or p.name in names or p.stem in names or p.name[:2] in names]
+    if names and not paths:
+        raise SystemExit(f"no notebook matches {names}")
+    return paths
+
+
+def read(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+def write(nb, path: Path) -> bool:
+    """Write only when the content changed, so a second run touches nothing."""
+    text = nbformat.writes(nb) + "\n"
+    if path.exists() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
+
+
+def title_of(nb) -> str:
+    first = nb.cells[0] if nb.cells else None
+    if first is None or first.cell_type != "markdown" or not first.source.startswith("# "):
+        raise SystemExit("every notebook must start with a markdown cell whose first line is '# Title'")
+    return first.source.splitlines()[0][2:].strip()
+
+
+def objectives_of(nb) -> list[str]:
+    """The bullets ("- ...") of the notebook's "## Learning objectives" cell."""
+    cell = next((c for c in nb.cells if c.cell_type == "markdown" and "## Learning objectives" in c.source), None)
+    return [line for line in (cell.source.splitlines() if cell else []) if line.startswith("- ")]
+
+
+def replace_between_markers(text: str, block: str, start: str = CONTENTS_START, end: str = CONTENTS_END) -> str:
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        return text
+    return pattern.sub(lambda _: block, text)
+
+
+def is_stamped(cell) -> bool:
+    """The badge, setup and navigation cells that stamp.py writes."""
+    return cell.source.startswith((HEADER_MARK, NAV_MARK, SETUP_MARK))
+
+
+def is_deeper(cell) -> bool:
+    """A cell of an optional *Deeper* note: a folded <details> markdown cell, or a code cell marked for it."""
+    if cell.cell_type == "markdown":
+        return cell.source.lstrip().startswith("<details")
+    return cell.source.startswith((DEEPER_MARK, PLAIN_DEEPER_MARK))
