@@ -178,10 +178,6 @@ def test_plot_storage_arguments_are_checked():
         plot_storage({"a": [1, 2]})
     with pytest.raises(ValueError, match="layout"):
         plot_storage({"s": torch.eye(2).to_sparse()})
-    with pytest.raises(TypeError, match="title must be None or a str"):
-        plot_storage({"a": torch.ones(1)}, title=1)
-    with pytest.raises(ValueError, match="at most"):
-        plot_storage({f"t{i}": torch.ones(1) for i in range(25)})
 
 
 # ---------------------------------------------------------------- plot_history
@@ -243,7 +239,6 @@ def test_plot_history_accepts_minimal_stand_ins():
     ({"a": SimpleNamespace(step_loss=[1.0])}, TypeError, r"histories\['a'\]\.test_acc must be a sequence"),
     ({"a": SimpleNamespace(step_loss="1 2", test_acc=[0.5])}, TypeError, r"histories\['a'\]\.step_loss"),
     ({"a": SimpleNamespace(step_loss=[], test_acc=[0.5])}, ValueError, "must not be empty"),
-    ({"a": SimpleNamespace(step_loss=[1.0], test_acc=[93.0])}, ValueError, "0..1"),
 ])
 def test_plot_history_arguments_are_checked(histories, error, match):
     with pytest.raises(error, match=match):
@@ -287,7 +282,6 @@ def test_plot_memory_comparison_takes_arrays_and_a_title():
 
 
 @pytest.mark.parametrize("args, error, match", [
-    (([4, 8], [4], [0, 0]), ValueError, "same length"),
     (([0, 8], [4, 8], [0, 0]), ValueError, "sizes_bytes must all be finite and >= 1"),
     (([4, 8], [-4, 8], [0, 0]), ValueError, "exact_bytes must all be finite and >= 0"),
     (([4, 8], [4, 8], [0, math.nan]), ValueError, "rss_bytes must all be finite"),
@@ -301,11 +295,6 @@ def test_plot_memory_comparison_arguments_are_checked(args, error, match):
         plot_memory_comparison(*args)
 
 
-def test_plot_memory_comparison_title_is_checked():
-    with pytest.raises(TypeError, match="title"):
-        plot_memory_comparison([4], [4], [0], title=["x"])
-
-
 # ---------------------------------------------------------------- format_bytes
 
 
@@ -316,13 +305,6 @@ def test_plot_memory_comparison_title_is_checked():
 ])
 def test_format_bytes(n, text):
     assert format_bytes(n) == text
-
-
-def test_format_bytes_arguments_are_checked():
-    with pytest.raises(TypeError, match="n must be a number"):
-        format_bytes("4")
-    with pytest.raises(ValueError, match="finite"):
-        format_bytes(math.inf)
 
 
 def test_importing_plots_does_not_import_matplotlib():
@@ -345,11 +327,11 @@ def test_decision_chart_fits_a_notebook_and_says_one_thing(tmp_path):
 
     fig = decision_chart()
     ax = fig.axes[0]
-    assert len([p for p in ax.patches if isinstance(p, FancyBboxPatch)]) == len(DECISION_CHART) == 7
+    assert len([p for p in ax.patches if isinstance(p, FancyBboxPatch)]) == len(DECISION_CHART) == 9
     texts = [t.get_text() for t in ax.texts]
-    assert sorted(t for t in texts if t in ("yes", "no")) == ["no"] * 3 + ["yes"] * 3
+    assert sorted(t for t in texts if t in ("yes", "no")) == ["no"] * 4 + ["yes"] * 4
     outcomes = [body for _, kind, body in DECISION_CHART if kind in ("error", "silent")]
-    assert all("make the write out of place" in body for body in outcomes), "every broken case names the same fix"
+    assert all("make the write out of place" in body.replace("\n", " ") for body in outcomes), "every broken case names the same fix"
     assert all("clone or not" in body for _, kind, body in DECISION_CHART if kind == "error")
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")   # as JupyterLab's inline backend does
@@ -376,15 +358,11 @@ def test_memory_timeline_follows_each_clone_from_allocation_to_free():
     del kept, y
 
 
-def test_memory_timeline_names_a_bad_report():
+def test_plot_memory_timeline_names_a_bad_argument():
     import pytest
 
-    from clonelab import memory_timeline, plot_memory_timeline
+    from clonelab import plot_memory_timeline
 
-    with pytest.raises(TypeError, match="report"):
-        memory_timeline([1, 2])
-    with pytest.raises(TypeError, match="report must be what"):
-        memory_timeline(SimpleNamespace(device="cuda", trace=[]))
     with pytest.raises(TypeError, match="reports must be a non-empty dict"):
         plot_memory_timeline({})
 
@@ -407,23 +385,14 @@ def test_plot_versions_colours_the_names_that_saw_a_write():
     assert colours[4] == orange and colours[5] != orange and colours[0] != orange
 
 
-def test_plot_versions_names_bad_input():
+def test_version_snapshot_names_bad_input():
     import pytest
     import torch
 
-    from clonelab import plot_versions, version_snapshot
+    from clonelab import version_snapshot
 
-    with pytest.raises(TypeError, match="snapshots"):
-        plot_versions([])
     with pytest.raises(TypeError, match="tensors\\['a'\\]"):
         version_snapshot({"a": [1, 2]}, "start")
-    for odd in (torch.zeros(2, dtype=torch.complex64), torch.zeros(2, device="meta")):
-        with pytest.raises(ValueError, match="tensors\\['odd'\\]"):
-            version_snapshot({"odd": odd}, "start")
     with torch.inference_mode():
         inference = torch.zeros(2)
     assert version_snapshot({"i": inference}, "start").rows == (("i", None, (0.0, 0.0)),)  # it has no counter
-    a = version_snapshot({"a": torch.zeros(1)}, "start")
-    b = version_snapshot({"b": torch.zeros(1)}, "next")
-    with pytest.raises(ValueError, match="same tensors"):
-        plot_versions([a, b])

@@ -1,8 +1,6 @@
 """clonelab: helpers for a notebook series on tensor memory, aliasing and clone().
 
-The public names are re-exported here and loaded lazily, so ``import clonelab``
-is cheap and works even before torch is installed (the environment check in
-notebook 00 relies on that).
+The public names are loaded lazily, so ``import clonelab`` is cheap and works before torch is installed.
 
 >>> import clonelab
 >>> clonelab.__version__
@@ -15,70 +13,29 @@ import importlib
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it
-_EXPORTS = {
-    # inspection
-    "describe": "inspection",
-    "shares_storage": "inspection",
-    "storage_positions": "inspection",
-    "Table": "_table",
-    # op watching
-    "watch_ops": "watch",
-    # memory
-    "measure": "memory",
-    "saved_for_backward": "memory",
-    "saved_by_node": "memory",
-    "allocation_lifetimes": "memory",
-    "rss_line_profile": "rss",
-    "rss_increments": "rss",
-    "rss_bytes": "rss",
-    "model_clone_cost": "cost",
-    "block_inputs": "cost",
-    # graphs
-    "draw_graph": "graphs",
-    "side_by_side": "graphs",
-    "draw_fallback": "graphs",
-    "dot_available": "graphs",
-    "install_hint": "graphs",
-    "graph_nodes": "graphs",
-    "GraphDrawing": "graphs",
-    "backward_nodes": "_autograd",
-    # models
-    "toy_residual": "models",
-    "BasicBlock": "models",
-    "Bottleneck": "models",
-    "SecondCodeBlock": "models",
-    "SecondCodeBottleneck": "models",
-    "PreActBlock": "models",
-    "ReluFirstBlock": "models",
-    "resnet": "models",
-    "take_identity": "models",
-    "conv1x1": "models",
+# module -> the public names it defines; the first use of a name imports its module
+_MODULES = {
+    "inspection": "describe shares_storage storage_positions version_snapshot",
+    "_table": "Table",
+    "watch": "watch_ops",
+    "memory": "measure saved_for_backward saved_by_node allocation_lifetimes memory_timeline",
+    "rss": "rss_line_profile rss_increments rss_bytes",
+    "cost": "model_clone_cost block_inputs",
+    "graphs": "draw_graph side_by_side draw_fallback dot_available install_hint graph_nodes GraphDrawing",
+    "_autograd": "backward_nodes",
+    "models": "toy_residual BasicBlock Bottleneck SecondCodeBlock SecondCodeBottleneck PreActBlock ReluFirstBlock "
+              "resnet take_identity conv1x1",
     # the blog post's memory_profiler workloads (functions in a file, so that it can profile them line by line)
-    "assign_tensor": "workloads",
-    "clone_tensor": "workloads",
-    "clone_of": "workloads",
-    "empty_like_unwritten": "workloads",
-    # data and training
-    "load_digits_tensors": "data",
-    "train": "training",
-    "History": "training",
-    "weight_distance": "training",
-    # pictures
-    "plot_storage": "storage_diagram",
-    "decision_chart": "plots",
-    "plot_memory_timeline": "plots",
-    "memory_timeline": "memory",
-    "plot_versions": "plots",
-    "version_snapshot": "inspection",
-    "plot_history": "plots",
-    "plot_memory_comparison": "plots",
-    "format_bytes": "_util",
-    # exercises and the environment check
-    "check": "exercises",
-    "check_environment": "env",
-    "show_versions": "env",
+    "workloads": "assign_tensor clone_tensor clone_of empty_like_unwritten",
+    "data": "load_digits_tensors",
+    "training": "train History weight_distance",
+    "storage_diagram": "plot_storage",
+    "plots": "decision_chart plot_memory_timeline plot_versions plot_history plot_memory_comparison",
+    "_util": "format_bytes",
+    "exercises": "check",
+    "env": "check_environment show_versions",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = ["__version__", *_EXPORTS]
 

@@ -45,8 +45,7 @@ def saved_tensors(node: Any) -> list[tuple[str, Any]]:
     """``(name, tensor)`` for each tensor ``node`` saved for backward (its ``_saved_*`` attributes).
 
     A tuple gives a pair per tensor (``indices[0]``). A saved tensor that cannot be read back comes with the reason
-    instead of the tensor: ``FREED`` after ``backward()``, ``MODIFIED`` after an in-place write moved its version
-    (backward would raise). A custom ``autograd.Function``'s ``ctx.save_for_backward`` has no ``_saved_*`` field.
+    instead: ``FREED`` after ``backward()``, ``MODIFIED`` after an in-place write moved its version.
 
     >>> import torch
     >>> w = torch.ones(3, requires_grad=True)

@@ -53,12 +53,6 @@ def require_named(values: Any, argname: str, what: str, check: Callable[[Any, st
         check(value, f"{argname}[{key!r}]")
 
 
-def require_optional_str(value: Any, name: str) -> None:
-    """Raise TypeError, naming the argument, unless ``value`` is None or a str (a title, a label)."""
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{name} must be None or a str, got {type(value).__name__}")
-
-
 def storage_key(t) -> int:
     """An identity for the storage behind a dense tensor ``t``, valid on every device (``meta`` included, where
     ``data_ptr()`` is 0): ``_cdata``, the address of the C++ StorageImpl, shared by views and not by copies."""

@@ -55,10 +55,8 @@ def _per_block(calls: list[tuple[str, int]]) -> dict[str, int]:
 
 
 def block_inputs(model: nn.Module, x: Tensor) -> dict[str, int]:
-    """Bytes of each residual block's input (what its clone copies) when ``model`` runs on ``x``.
-
-    On the ``meta`` device this costs no memory and no compute. ValueError if ``model`` has no
-    BasicBlock or Bottleneck.
+    """Bytes of each residual block's input (what its clone copies) when ``model`` runs on ``x``; on the ``meta``
+    device this costs no memory and no compute.
 
     >>> from clonelab.models import resnet
     >>> net = resnet(BasicBlock, [1, 1], in_channels=1, base_width=4, stem="small").to("meta")
@@ -103,18 +101,13 @@ def model_clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, dev
                      repeat: int = 3, threads: int | None = None) -> dict[str, Any]:
     """Measure ``identity = x.clone()`` against ``identity = x`` in every block of ``model``, on input ``x``.
 
-    ``model`` must be built from BasicBlock or Bottleneck blocks (ValueError otherwise). Two deep copies, one
-    per mode, run in ``model``'s train/eval mode with autograd recording (plus ``out.sum().backward()`` if
-    ``backward``): once to warm up, once under :func:`clonelab.measure` on ``device``, then ``repeat`` more
-    times each, alternating, for the timings. ``threads``: torch's intra-op threads for the call (None: as is).
-
-    Returned keys (bytes, seconds): ``blocks``, ``{block name: nbytes of its input}``; ``expected_extra``, their
-    sum (on CUDA each rounded up to a multiple of 512 bytes), which ``extra_allocated`` equals on CPU. On CUDA it
-    need not: for a clone over 1 MiB the allocator may hand out a block up to about 1 MiB larger.
-    ``alias_``/``clone_``/``extra_`` + ``allocated``, ``peak`` (above the start), ``net`` (held at the end);
-    ``live_at_peak``, the blocks whose clone is alive at the clone copy's peak, and ``peak_phase``, "forward"
-    or "backward" (CPU only, else None); ``extra_requested`` (CUDA only, else None); ``alias_time_s``,
-    ``clone_time_s``, medians, and ``time_ratio`` (None when ``repeat=0``).
+    Two deep copies of ``model`` (BasicBlock or Bottleneck blocks only), one per identity mode, run forward (and
+    ``out.sum().backward()`` if ``backward``) once to warm up, once under :func:`clonelab.measure` on ``device``,
+    then ``repeat`` times each, alternating, for the timings; ``threads``: torch's intra-op threads (None: as is).
+    Returns (bytes, seconds): ``blocks``, ``{block name: nbytes of its input}``, and their sum ``expected_extra``
+    (CUDA: each rounded up to 512 bytes); ``alias_``/``clone_``/``extra_`` + ``allocated``, ``peak``, ``net`` (held
+    at the end); ``live_at_peak``, the blocks whose clone is alive at the peak, and ``peak_phase`` (CPU only);
+    ``extra_requested`` (CUDA only); ``alias_time_s``, ``clone_time_s`` (medians) and ``time_ratio``.
 
     >>> from clonelab.models import resnet
     >>> model = resnet(BasicBlock, [1, 1], in_channels=1, base_width=4, stem="small")

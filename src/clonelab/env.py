@@ -15,7 +15,7 @@ from dataclasses import dataclass
 TORCH_TESTED = ("2.3", "2.14")
 OUTPUTS_MADE_WITH = "torch 2.14.1 (a CUDA build, run on the CPU), Python 3.11"  # what `make notebooks` ran
 IMPORT_NAMES = {"memory-profiler": "memory_profiler", "scikit-learn": "sklearn"}   # where they differ
-NOT_IMPORTED = {"sklearn", "setuptools"}  # found, not imported: clonelab reads only the digits file (1 s saved)
+NOT_IMPORTED = {"sklearn", "setuptools"}  # found, not imported: clonelab reads only the digits file
 
 
 def requirements() -> list[tuple[str, str, str]]:

@@ -16,7 +16,7 @@ import torch
 
 from clonelab import _fallback
 from clonelab._autograd import backward_nodes, require_graph, saved_tensors
-from clonelab._checks import require_bool, require_named, require_optional_str, require_tensor
+from clonelab._checks import require_bool, require_named, require_tensor
 from clonelab._fallback import dot_available, install_hint
 from clonelab.inspection import shares_storage
 
@@ -55,14 +55,8 @@ def draw_fallback(output: torch.Tensor, params: Mapping[str, torch.Tensor] | Non
     >>> draw_fallback((w * 3) ** 2, {"w": w}).axes[0].get_title()
     'autograd graph (matplotlib drawing)'
     """
-    from matplotlib.axes import Axes
-
     require_graph(output)
     params = _check_params(params)
-    if ax is not None and not isinstance(ax, Axes):
-        raise TypeError(f"ax must be None or a matplotlib Axes; got {type(ax).__name__}")
-    require_optional_str(title, "title")
-    require_bool(show_saved, "show_saved")
     return _fallback.draw([(output, params, show_saved, _TITLE if title is None else title)], ax)
 
 
@@ -212,9 +206,8 @@ def draw_graph(output: torch.Tensor, params: Mapping[str, torch.Tensor] | None =
     """Draw the autograd graph that produced ``output`` with torchviz (notebook 06).
 
     ``params`` names leaves, e.g. ``dict(model.named_parameters())``. ``show_saved`` adds the tensors each node
-    saved for backward (orange), ``show_attrs`` its other saved values (ValueError once ``backward()`` freed
-    them). ``mark`` (needs ``show_saved``) paints red each saved tensor that shares memory with it. Without
-    ``dot``: one printed line with an install hint, and :func:`draw_fallback`'s drawing.
+    saved for backward (orange), ``show_attrs`` its other saved values; ``mark`` (with ``show_saved``) paints red
+    each saved tensor that shares memory with it. Without ``dot``: a printed install hint and the fallback drawing.
 
     >>> w1 = torch.tensor([2.0], requires_grad=True)
     >>> "PowBackward0" in draw_graph((w1 * 3) ** 2, {"weight1": w1}).source  # doctest: +SKIP
@@ -245,9 +238,6 @@ def side_by_side(g1: GraphDrawing | torch.Tensor, g2: GraphDrawing | torch.Tenso
     >>> pair.source.count("subgraph cluster_"), pair.png[:4], pair  # doctest: +SKIP
     (2, b'\\x89PNG', <GraphDrawing of MulBackward0 and CloneBackward0: 5 backward nodes, drawn with graphviz>)
     """
-    if isinstance(titles, str) or not isinstance(titles, Sequence) or len(titles) != 2 \
-            or not all(isinstance(t, str) for t in titles):
-        raise TypeError(f"titles must be a pair of str, e.g. ('alias', 'clone'); got {titles!r}")
     for argname, g in (("g1", g1), ("g2", g2)):
         if isinstance(g, GraphDrawing) and len(g.sources) != 1:
             raise TypeError(f"{argname} must be a draw_graph() result or an output tensor, not a pair")

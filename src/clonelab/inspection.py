@@ -69,8 +69,7 @@ def describe(*tensors, names: Sequence[str] | str | None = None, columns: Sequen
 
     ``names``: one per tensor, a list or a string ("a b"). ``columns``: which of :data:`COLUMNS` to show, in
     order. ``shares_storage_with``: earlier rows that share memory with this one; ``grad``: ``.grad`` (its values
-    up to 4 elements). TypeError without tensors or for a non-tensor; ValueError for a wrong number of names or an
-    unknown column, TypeError or ValueError for a tensor that is not dense.
+    up to 4 elements). Errors name a missing or non-dense tensor, a wrong number of names, an unknown column.
 
     >>> a = torch.tensor([2., 3., 4.], requires_grad=True)
     >>> describe(a, a.clone(), names="a b", columns="shares_storage_with grad_fn").rows
@@ -109,7 +108,7 @@ class VersionSnapshot:
 
 def version_snapshot(tensors: Mapping[str, torch.Tensor], label: str) -> VersionSnapshot:
     """``t._version`` and the first 6 values of each named tensor, after the step ``label``; errors name
-    ``tensors``. Notebook 04, "Aliases see every mutation".
+    ``tensors``. Notebook 04.
 
     >>> x = torch.zeros(2); y = x
     >>> x += 1
@@ -117,7 +116,5 @@ def version_snapshot(tensors: Mapping[str, torch.Tensor], label: str) -> Version
     (('x', 1, (1.0, 1.0)), ('y = x', 1, (1.0, 1.0)))
     """
     require_named(tensors, "tensors", "tensor", require_dense_tensor)
-    if odd := [name for name, t in tensors.items() if t.is_meta or t.is_complex()]:
-        raise ValueError(f"tensors[{odd[0]!r}] must hold real values to show, not meta or complex ones")
     return VersionSnapshot(label, tuple((name, version_of(t), tuple(float(v) for v in t.detach().reshape(-1)[:6].tolist()))
                                         for name, t in tensors.items()))

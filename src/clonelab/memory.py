@@ -72,7 +72,7 @@ class Allocation(NamedTuple):
 def allocation_lifetimes(report: MemoryReport) -> list[Allocation]:
     """Every allocation in a CPU :func:`measure` report's ``trace``, in order, as an ``Allocation(op, root,
     nbytes, start, end)``: ``start`` and ``end`` index it and its free there (``end`` None: alive at the
-    end of the block). ValueError for a CUDA report, which has no trace. Used by model_clone_cost and memory_timeline.
+    end of the block).
 
     >>> x = torch.ones(100)
     >>> with measure() as m:
@@ -80,8 +80,6 @@ def allocation_lifetimes(report: MemoryReport) -> list[Allocation]:
     >>> [(a.root, a.nbytes, a.start, a.end) for a in allocation_lifetimes(m)]
     [('aten::clone', 400, 0, 2), ('aten::add', 400, 1, None)]
     """
-    if report.device != "cpu":
-        raise ValueError(f"report must come from measure() on the CPU, got one from {report.device}")
     lives, holder = [], {}  # holder: address -> index in lives of the allocation that holds it now
     for i, (op, root, address, nbytes) in enumerate(report.trace):
         if nbytes > 0:
@@ -123,13 +121,12 @@ _open: list[measure] = []
 
 
 class measure:
-    """Context manager: the bytes allocated, freed and at peak in the block, as a :class:`MemoryReport`.
+    """Count the bytes allocated, freed and at peak in a ``with`` block, as a :class:`MemoryReport`.
 
-    ``device``: ``"cpu"`` or ``"cuda"`` (ValueError otherwise, or without a GPU). Blocks can nest. CPU: the
-    profiler's every allocation and free, exact to the byte (the bytes each op requests: the allocator's alignment
-    and the tensor objects come on top); frees of memory allocated before the block are ignored. CUDA: the caching allocator's blocks, each request rounded up to a multiple of 512 bytes, and one
-    over 1 MiB may get up to about 1 MiB more than the rounded request. The report that ``with`` gives is filled
-    in when the block exits: inside the block its counts are still 0.
+    ``device="cpu"``: the profiler's every allocation and free, exact to the byte each op requests (the allocator's
+    alignment and the tensor objects come on top); frees of memory allocated before the block are ignored.
+    ``"cuda"``: the caching allocator's blocks, each request rounded up to a multiple of 512 bytes; one over 1 MiB
+    may get up to about 1 MiB more than the rounded request. Blocks nest; the report fills in at exit.
 
     >>> x = torch.ones(256)
     >>> with measure() as m:
@@ -173,7 +170,7 @@ class measure:
 
     def _resume(self) -> None:
         # torch.autograd.profiler.profile, the profiler that torch.profiler.profile wraps: the wrapper's first start
-        # imports torch._inductor (more than a second) for a CUDA-graph setting the CPU does not use
+        # imports torch._inductor, a slow import, for a CUDA-graph setting the CPU does not use
         self._profiler = torch.autograd.profiler.profile(use_cpu=True, profile_memory=True, use_kineto=True)
         self._profiler.__enter__()
 
@@ -238,10 +235,10 @@ class SavedReport(Table):
 
 
 def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
-    """Run ``fn(*args, **kwargs)`` and count what autograd saves for backward, with a pack hook (notebook 07):
-    ``nbytes`` counts each distinct storage once, whole (:func:`saved_by_node` counts each tensor's own bytes);
-    not the Python numbers an op wraps as 0-d tensors (the ``2`` in ``x * 2``). Autograd skips its in-place
-    check for tensors packed by hooks: use this to count, not to test in-place safety (notebook 05).
+    """Run ``fn(*args, **kwargs)`` and count, with a pack hook, what autograd saves for backward (notebook 07).
+
+    ``nbytes`` counts each distinct storage once, whole, not the numbers an op wraps as 0-d tensors. Autograd
+    skips its in-place check for hooked tensors: count with this, do not test in-place safety with it.
 
     >>> x = torch.randn(100, requires_grad=True)
     >>> saved_for_backward(torch.sigmoid, x).nbytes   # sigmoid keeps its output
@@ -262,10 +259,10 @@ def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
 
 
 def saved_by_node(output) -> Table:
-    """A row per tensor each built-in node of the graph behind ``output`` saved, from its ``_saved_*`` attributes,
-    with each tensor's own bytes. ``(nothing)``: no such field (a custom ``autograd.Function`` or checkpointing
-    saves out of their sight: :func:`saved_for_backward` counts those). A tensor that cannot be read back shows
-    why: "freed by backward()", or "modified in place" (backward would raise). Notebooks 05 and 07.
+    """A row per tensor that each node of the graph behind ``output`` saved, with the tensor's own bytes.
+
+    Read from the ``_saved_*`` attributes: ``(nothing)`` where there are none (a custom ``autograd.Function``
+    saves out of their sight); a tensor that cannot be read back says why. Notebooks 05 and 07.
 
     >>> w = torch.ones(3, requires_grad=True)
     >>> t = saved_by_node((w * 2).relu())
@@ -284,7 +281,7 @@ def saved_by_node(output) -> Table:
 def memory_timeline(report: Any, mark: str = "aten::clone") -> tuple[list[int], list[tuple[int, int]]]:
     """From a CPU ``measure()`` report: bytes live after each event, and the sorted lifetimes (first event,
     last event) of the allocations whose root op is ``mark`` (one that ends at the last event may still be
-    alive). TypeError naming ``report`` for anything else. Notebooks 07 and 09.
+    alive). Notebooks 07 and 09.
 
     >>> from clonelab import measure; x = torch.ones(100)
     >>> with measure() as m:
@@ -292,8 +289,6 @@ def memory_timeline(report: Any, mark: str = "aten::clone") -> tuple[list[int], 
     >>> memory_timeline(m)
     ([400, 800, 400], [(0, 1)])
     """
-    if getattr(report, "device", None) != "cpu" or not isinstance(getattr(report, "trace", None), list):
-        raise TypeError(f"report must be what `with measure() as report` gives on the CPU, got {report!r:.60}")
     last = len(report.trace) - 1
     spans = [(a.start, last if a.end is None else a.end - 1) for a in allocation_lifetimes(report) if a.root == mark]
     return list(itertools.accumulate(nbytes for *_, nbytes in report.trace)), sorted(spans)

@@ -1,12 +1,5 @@
-"""Models for notebooks 06 and 08-11: the blog post's toy residual, ResNet blocks, and :func:`resnet`.
-
-The post compares two codes. ``BasicBlock`` and ``Bottleneck`` are torchvision's (``identity = x``, then
-``identity = self.downsample(x)``), with an ``identity`` switch: "alias" or "clone" (``x.clone()``).
-``SecondCodeBlock`` and ``SecondCodeBottleneck`` put the two identity lines of the post's second code
-(JayPatwardhan/ResNet-PyTorch, ``ResNet/ResNet.py``: ``identity = x.clone()``, then
-``identity = self.i_downsample(identity)``) on torchvision's layers. Every block keeps torchvision's module and
-parameter names, so a torchvision ``state_dict`` loads into it unchanged.
-"""
+"""Models for notebooks 06 and 08-11: the blog post's toy residual, ResNet blocks, and :func:`resnet`. Every
+block keeps torchvision's module and parameter names, so a torchvision ``state_dict`` loads into it unchanged."""
 
 from __future__ import annotations
 
@@ -53,9 +46,7 @@ class ToyResidual:
 
 
 def toy_residual(identity: str = "alias", *, backward: bool = True) -> ToyResidual:
-    """Run the blog post's one-number residual model, ``output = feature + weight2 * feature`` with
-    ``feature = weight1 * input``, and return all its tensors. ValueError for a mode other than "alias" or
-    "clone". Notebook 08.
+    """Run the blog post's one-number residual model and return all its tensors (notebook 08).
 
     >>> r = toy_residual("clone")
     >>> r.output_data.item(), r.loss.item(), r.weight1.grad.item(), r.weight2.grad.item()
@@ -185,14 +176,9 @@ class Bottleneck(_ResidualBlock):
         return self.relu(out)
 
 
-class SecondCodeBlock(BasicBlock):
-    """The post's second code (JayPatwardhan/ResNet-PyTorch, ``ResNet/ResNet.py``, class ``Block``, lines 58 and 64):
-    ``identity = x.clone()``, then ``identity = self.downsample(identity)``, on torchvision's layers. Its shortcut
-    convolution saves the clone until backward. ``identity="alias"`` keeps the shortcut line with ``identity = x``.
-
-    >>> SecondCodeBlock(8, 8).identity_mode
-    'clone'
-    """
+class _SecondCode:
+    """The two identity lines of the post's second code: ``identity = x.clone()`` (the default), then the shortcut
+    reads ``identity``, whose clone its convolution saves until backward."""
 
     shortcut_input = "identity"
 
@@ -200,18 +186,22 @@ class SecondCodeBlock(BasicBlock):
         super().__init__(*args, identity=identity, **kwargs)
 
 
-class SecondCodeBottleneck(Bottleneck):
+class SecondCodeBlock(_SecondCode, BasicBlock):
+    """The post's second code (JayPatwardhan/ResNet-PyTorch, ``ResNet/ResNet.py``, class ``Block``, lines 58 and 64)
+    on torchvision's layers. ``identity="alias"`` keeps the shortcut line with ``identity = x``.
+
+    >>> SecondCodeBlock(8, 8).identity_mode
+    'clone'
+    """
+
+
+class SecondCodeBottleneck(_SecondCode, Bottleneck):
     """The post's second code's two identity lines (class ``Bottleneck``, lines 25 and 35) on torchvision's
     Bottleneck; see SecondCodeBlock.
 
     >>> SecondCodeBottleneck(16, 4).shortcut_input
     'identity'
     """
-
-    shortcut_input = "identity"
-
-    def __init__(self, *args, identity: str = "clone", **kwargs) -> None:
-        super().__init__(*args, identity=identity, **kwargs)
 
 
 class PreActBlock(_ResidualBlock):
@@ -297,11 +287,10 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
            base_width: int = 64, stem: str = "imagenet", identity: str | None = None, inplace: bool = True) -> ResNet:
     """Build a ResNet from a block class and the number of blocks per stage (notebooks 09, 10).
 
-    Stage ``i`` has width ``base_width * 2**i``, stride 2 after the first. With ``num_classes=1000``,
-    ``[2, 2, 2, 2]`` BasicBlocks have the state_dict of torchvision's ``resnet18``, ``[3, 4, 6, 3]`` Bottlenecks
-    that of ``resnet50``. ``stem="small"`` (a 3x3 stride-1 conv, no max-pool) suits 8x8 or 32x32 images.
-    ``identity`` (the block's own default if None) and ``inplace`` go to every block. Errors name a bad ``block``, ``layers``, ``stem``, ``identity``,
-    size or ``inplace``.
+    Stage ``i`` has width ``base_width * 2**i``, stride 2 after the first; with ``num_classes=1000``, BasicBlocks
+    ``[2, 2, 2, 2]`` have the state_dict of torchvision's ``resnet18``, Bottlenecks ``[3, 4, 6, 3]`` that of
+    ``resnet50``. ``stem="small"`` (a 3x3 conv, no max-pool) suits 8x8 or 32x32 images. ``identity`` (None: the
+    block's default) and ``inplace`` go to every block. Errors name the argument that is wrong.
 
     >>> model = resnet(BasicBlock, [1, 1, 1], in_channels=1, base_width=16, stem="small")
     >>> model(torch.randn(4, 1, 8, 8)).shape

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from numbers import Real
 from typing import TYPE_CHECKING, Any
 
-from clonelab._checks import require_named, require_optional_str
+from clonelab._checks import require_named
 from clonelab._figure import _PALETTE, _canvas, _closed, _floats, _text
 from clonelab._util import format_bytes
 from clonelab.inspection import VersionSnapshot
@@ -20,23 +20,19 @@ if TYPE_CHECKING:  # only for type hints: matplotlib is imported when a figure i
 
 def plot_history(histories: Mapping[str, Any], *, title: str | None = None) -> Figure:
     """Loss per step (log scale) and test accuracy per epoch, a curve per ``History`` (later ones dashed,
-    on top); ``time_s`` and ``peak_bytes``, when finite, go into the legend. Errors name ``histories`` and
-    the field (``step_loss``; ``test_acc``: fractions in 0..1). Notebook 10, "The curves".
+    on top); ``time_s`` and ``peak_bytes``, when finite, go into the legend. Notebook 10.
 
     >>> from types import SimpleNamespace as H
     >>> [ax.get_ylabel() for ax in plot_history({"alias": H(step_loss=[2.3, 1.1], test_acc=[0.9])}).axes]
     ['training loss (log scale)', 'test accuracy (%)']
     """
     require_named(histories, "histories", "History")
-    require_optional_str(title, "title")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator, PercentFormatter
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9.6, 4.4))
     for k, (name, h) in enumerate(histories.items()):
         loss = _floats(getattr(h, "step_loss", None), f"histories[{name!r}].step_loss")
         acc = _floats(getattr(h, "test_acc", None), f"histories[{name!r}].test_acc", low=0)
-        if max(acc) > 1:
-            raise ValueError(f"histories[{name!r}].test_acc must hold fractions in 0..1 (not percent); got {acc}")
         label = f"{name}: {100 * acc[-1]:.1f}% test"
         for attr, fmt in (("time_s", "{:.1f} s".format), ("peak_bytes", lambda v: f"peak {format_bytes(v)}")):
             v = getattr(h, attr, None)
@@ -69,18 +65,14 @@ def _byte_ticks(lo: float, hi: float, step: int) -> list[float]:
 def plot_memory_comparison(sizes_bytes: Sequence[float], exact_bytes: Sequence[float], rss_bytes: Sequence[float],
                            *, title: str | None = None) -> Figure:
     """Per tensor size (``x.nbytes``): the bytes allocated for its clone, and the RSS delta seen (the y axis is
-    symmetric-log, so 0 and negative deltas show); dotted: y = x. Errors name the argument: lists of equal
-    length, sizes >= 1, exact counts >= 0, all finite. Notebook 07 (a Deeper cell).
+    symmetric-log, so 0 and negative deltas show); dotted: y = x. Errors name the argument: sizes >= 1, exact
+    counts >= 0, all finite. Notebook 07 (a Deeper cell).
 
     >>> plot_memory_comparison([4, 4096], [4, 4096], [0, -4096]).axes[0].get_yscale()
     'symlog'
     """
     sizes, exact = _floats(sizes_bytes, "sizes_bytes", low=1), _floats(exact_bytes, "exact_bytes", low=0)
     rss = _floats(rss_bytes, "rss_bytes", low=-math.inf)
-    require_optional_str(title, "title")
-    if not len(sizes) == len(exact) == len(rss):
-        raise ValueError(f"sizes_bytes, exact_bytes and rss_bytes must have the same length; got {len(sizes)}, "
-                         f"{len(exact)} and {len(rss)}")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
     fig, ax = plt.subplots(figsize=(9, 6))
@@ -129,34 +121,38 @@ DECISION_CHART = (
                           "x[...] = ...   x.copy_(...)   out=x"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
+    ("recording", "question", "Is autograd recording? (grad mode on, and x\nor a weight that meets it requires grad)"),
+    ("unchecked", "silent", "Nothing is checked: identity sees the write.\nFix: make the write out of place,\n"
+                            "or identity = x.clone()."),
     ("leaf", "question", "Is x a leaf that requires grad, or a view\nautograd guards? (a view of such a leaf;\n"
                          "an output of chunk, split, unbind;\na view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
-    ("saved", "question", "Did autograd save x, or a tensor that\nshares its version counter (its base, a view),\n"
-                          "before the write? (relu, sigmoid, exp save\ntheir output; conv, mul save their input)"),
+    ("saved", "question", "Has autograd saved x for backward?\n(relu, sigmoid, exp keep their output x;\n"
+                          "conv keeps its input; mul keeps a factor\nwhose partner needs a gradient; a view or\n"
+                          "the base of x counts: one version counter)"),
     ("saved error", "error", "RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
                              "clone or not.\nFix: make the write out of place."),
-    ("silent", "silent", "x came from add, mul, conv, batch norm ...:\nno error, but identity sees the write:\n"
-                         "a silently different model.\nFix: make the write out of place, or\n"
-                         "identity = x.clone() (costs x.nbytes;\nx itself is still overwritten)."),
+    ("silent", "silent", "Nothing saved x (it came from add, conv,\nbatch norm ..., which keep no output): no\n"
+                         "error, but identity sees the write: a\nsilently different model. Fix: make the\n"
+                         "write out of place, or identity = x.clone()\n(costs x.nbytes; x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 9.05, 1.6), "alias ok": (7.6, 9.05, 1.0), "leaf": (2.3, 6.95, 1.2),
-             "leaf error": (7.6, 6.95, 1.0), "saved": (2.3, 4.8, 1.45), "saved error": (7.6, 4.8, 1.2),
-             "silent": (2.3, 1.85, 1.85)}
-_CHART_ARROWS = (("write", "alias ok", "no"), ("write", "leaf", "yes"), ("leaf", "leaf error", "yes"),
-                 ("leaf", "saved", "no"), ("saved", "saved error", "yes"), ("saved", "silent", "no"))
+_CHART_AT = {"write": (2.3, 10.3, 1.6), "alias ok": (7.6, 10.3, 1.0), "recording": (2.3, 8.55, 0.75),
+             "unchecked": (7.6, 8.55, 1.0), "leaf": (2.3, 6.95, 1.2), "leaf error": (7.6, 6.95, 1.0),
+             "saved": (2.3, 4.95, 1.75), "saved error": (7.6, 4.95, 1.2), "silent": (2.3, 1.85, 1.85)}
+_CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
+                 ("recording", "leaf", "yes"), ("leaf", "leaf error", "yes"), ("leaf", "saved", "no"),
+                 ("saved", "saved error", "yes"), ("saved", "silent", "no"))
 
 
 def decision_chart() -> Figure:
-    """A closed Figure, 950 px wide: the decision chart "do I need ``identity = x.clone()``?" of notebooks 08
-    ("A rule of thumb") and 11. "Make the write out of place": ``nn.ReLU(inplace=False)``, ``F.relu(x)``, ``x = x + y`` not ``x += y``.
+    """The decision chart "do I need ``identity = x.clone()``?" of notebooks 08 and 11, a closed Figure 950 px wide.
 
     >>> sorted(t.get_text() for t in decision_chart().axes[0].texts if t.get_text() in ("yes", "no"))
-    ['no', 'no', 'no', 'yes', 'yes', 'yes']
+    ['no', 'no', 'no', 'no', 'yes', 'yes', 'yes', 'yes']
     """
     from matplotlib.patches import FancyBboxPatch
-    fig, ax = _canvas((9.5, 6.6), (0, 10), (0.75, 10.0), left=0.01, right=0.99, bottom=0.01, top=0.95)
+    fig, ax = _canvas((9.5, 7.6), (0, 10), (0.75, 11.2), left=0.01, right=0.99, bottom=0.01, top=0.955)
     width = 4.35
     for name, kind, body in DECISION_CHART:
         x, y, height = _CHART_AT[name]
@@ -181,7 +177,7 @@ def decision_chart() -> Figure:
 def plot_memory_timeline(reports: Mapping[str, Any], *, mark: str = "aten::clone", title: str | None = None) -> Figure:
     """Bytes live over each measured block, a line per report (dotted: backward starts), and below, a bar per
     allocation whose root op is ``mark``, from allocation to free. ``reports``: a dict of name -> ``measure()``
-    report. 950 px wide. Notebooks 07 ("A clone in a residual block") and 09 ("What the clone costs").
+    report. 950 px wide. Notebooks 07 and 09.
 
     >>> import torch; from clonelab import measure
     >>> with measure() as m:
@@ -190,7 +186,6 @@ def plot_memory_timeline(reports: Mapping[str, Any], *, mark: str = "aten::clone
     ['bytes live (MiB)', 'clones']
     """
     require_named(reports, "reports", "report from `with measure() as report`")
-    require_optional_str(title, "title")
     import matplotlib.pyplot as plt
     timelines = {name: memory_timeline(r, mark) for name, r in reports.items()}
     rows = sum(1 for _, spans in timelines.values() if spans) or 1
@@ -222,8 +217,7 @@ def plot_memory_timeline(reports: Mapping[str, Any], *, mark: str = "aten::clone
 
 def plot_versions(snapshots: Sequence[VersionSnapshot], *, title: str | None = None) -> Figure:
     """A grid of ``_version`` and values, a row per tensor and a column per snapshot; orange: the version
-    went up in that step. TypeError unless ``snapshots`` is a non-empty list of :func:`version_snapshot`
-    results; ValueError unless they name the same tensors. Notebook 04.
+    went up in that step; the snapshots are :func:`version_snapshot` results of the same tensors. Notebook 04.
 
     >>> import torch; from clonelab import version_snapshot
     >>> x = torch.zeros(2); c = x.clone()
@@ -233,12 +227,7 @@ def plot_versions(snapshots: Sequence[VersionSnapshot], *, title: str | None = N
     >>> len(plot_versions(shots).axes[0].patches)
     4
     """
-    if not (isinstance(snapshots, Sequence) and snapshots and all(isinstance(s, VersionSnapshot) for s in snapshots)):
-        raise TypeError("snapshots must be a non-empty list of version_snapshot(...) results")
     names = [name for name, _, _ in snapshots[0].rows]
-    if any([name for name, _, _ in s.rows] != names for s in snapshots):
-        raise ValueError("every snapshot must name the same tensors, in the same order")
-    require_optional_str(title, "title")
     from matplotlib.patches import Rectangle
     cols, rows = len(snapshots), len(names)
     fig, ax = _canvas((min(9.5, 1.9 + 1.6 * cols), 0.75 + 0.62 * rows), (-1.9 / 1.6, cols), (rows, -0.6))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from clonelab._checks import require_dense_tensor, require_named, require_optional_str, storage_key
+from clonelab._checks import require_dense_tensor, require_named, storage_key
 from clonelab._figure import _FIG_W, _MONO_CHAR, _PALETTE, _canvas, _closed, _light, _text
 from clonelab._util import dtype_name, format_bytes
 from clonelab.inspection import storage_positions
@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # only for type hints: matplotlib is imported when a figure i
 
 MAX_CELLS = 24  # storages up to this many elements are drawn cell by cell
 _MAX_EXACT = 4096  # tensors up to this many elements get their exact element set
-_MAX_OBJECTS = 20  # more tensor objects than this do not fit a readable figure
 
 
 # What plot_storage draws. An object: its tensor's layout; its elements' positions in cells (None when too many);
@@ -45,9 +44,6 @@ def _storage_layout(tensors: Mapping[str, torch.Tensor]) -> _Layout:
     for t in tensors.values():
         by_storage.setdefault(storage_key(t), {})[id(t)] = t
     order = {oid: i for i, oid in enumerate(oid for ts in by_storage.values() for oid in ts)}
-    if len(order) > _MAX_OBJECTS:
-        raise ValueError(f"tensors holds {len(order)} distinct tensor objects; at most {_MAX_OBJECTS} "
-                         "fit in a readable picture")
     objects, storages, item_bytes = [], [], lambda dt: torch.empty(0, dtype=dt).element_size()
     for s_index, ts in enumerate(by_storage.values()):
         first = next(iter(ts.values()))
@@ -80,13 +76,11 @@ def _storage_layout(tensors: Mapping[str, torch.Tensor]) -> _Layout:
 
 def plot_storage(tensors: Mapping[str, torch.Tensor], *, title: str | None = None) -> Figure:
     """Draw names -> tensor objects -> storages; each object's marks are numbered in its own element order.
-    TypeError or ValueError, naming ``tensors``, unless it is a dict of str -> 1 to 20 distinct dense tensors.
-    Notebooks 01-03.
+    Errors name ``tensors`` unless it is a dict of str -> dense tensors. Notebooks 01-03.
 
     >>> len(plot_storage({"a": torch.arange(6.0)}, title="one tensor").axes)
     1
     """
-    require_optional_str(title, "title")
     layout = _storage_layout(tensors)
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 

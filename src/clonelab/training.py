@@ -54,11 +54,9 @@ def train(model: nn.Module, data, *, epochs: int = 10, seed: int = 0, batch_size
           progress: bool = True, threads: int | None = 1) -> History:
     """Train ``model`` in place (Adam, cosine-decayed rate, cross-entropy) and return its :class:`History`.
 
-    ``data`` has ``x_train``, ``y_train``, ``x_test``, ``y_test`` tensors (:func:`clonelab.load_digits_tensors`).
-    Batches are whole ones only (a ``batch_size`` over the training set's size: one batch of it all), shuffled by
-    a ``torch.Generator`` seeded with ``seed``, not the global random state. ``progress`` shows a bar, a tick per
-    epoch. ``threads``: torch's intra-op CPU threads while training (None: as it is); one keeps the losses
-    independent of the core count.
+    ``data`` has ``x_train``, ``y_train``, ``x_test``, ``y_test`` (:func:`clonelab.load_digits_tensors`). Whole
+    batches only, shuffled by a generator seeded with ``seed``; ``progress`` shows a bar; ``threads``: torch's
+    intra-op CPU threads while training (None: as it is; one keeps the losses independent of the core count).
 
     >>> from clonelab.models import BasicBlock, resnet
     >>> from clonelab.data import load_digits_tensors
@@ -124,7 +122,7 @@ def _fit(model: nn.Module, data, epochs: int, seed: int, batch_size: int, lr: fl
 
 def weight_distance(a: nn.Module, b: nn.Module) -> dict[str, float]:
     """For every parameter of ``a``, by name: ``‖a − b‖ / ‖a‖`` (0.0: bitwise equal; 1.0: as far apart
-    as ``a`` is from 0). ValueError if ``b`` lacks a parameter of ``a`` or its shape differs.
+    as ``a`` is from 0).
 
     >>> a, b = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
     >>> _ = b.load_state_dict(a.state_dict())
@@ -138,10 +136,7 @@ def weight_distance(a: nn.Module, b: nn.Module) -> dict[str, float]:
     theirs = dict(b.named_parameters())
     distances = {}
     for name, p in a.named_parameters():
-        q = theirs.get(name)
-        if q is None or q.shape != p.shape:
-            raise ValueError(f"b must have a parameter {name!r} of shape {tuple(p.shape)} like a; "
-                             f"got {None if q is None else tuple(q.shape)}")
+        q = theirs[name]
         with torch.no_grad():
             norm, diff = p.double().norm(), (p.double() - q.double()).norm()
         distances[name] = float(diff / norm) if norm > 0 else float(diff)

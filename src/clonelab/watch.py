@@ -1,9 +1,8 @@
 """Record every ATen op that runs, and what each output is: NEW memory, a VIEW, or an IN-PLACE write.
 
-A ``TorchDispatchMode`` sees each ATen call, below autograd; each op's schema says whether a result aliases
-an argument (``Tensor(a)``) or writes into one (``Tensor(a!)``), and storages are compared too. Notebooks
-00-04, 07-09 and 11. Under the mode, outputs, gradients and version counters are what they would be without it,
-but backward accumulates gradients out of place (``aten::add``, not ``add_``).
+A ``TorchDispatchMode`` sees each ATen call, below autograd; each op's schema says whether a result aliases an
+argument (``Tensor(a)``) or writes into one (``Tensor(a!)``). Under the mode, outputs, gradients and version
+counters are what they would be without it, but backward accumulates gradients out of place (``aten::add``).
 """
 
 from __future__ import annotations
@@ -148,7 +147,7 @@ class _Recorder(TorchDispatchMode):
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
-        # By default the handler is wrapped to keep torch.compile out, which imports torch._dynamo (about 2 s)
+        # By default the handler is wrapped to keep torch.compile out, which imports torch._dynamo, a slow import
         return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
