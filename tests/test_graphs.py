@@ -441,7 +441,7 @@ def test_draw_fallback_into_given_axes():
 @pytest.mark.parametrize("show_saved", [False, True])
 def test_the_fallback_draws_the_boxes_torchviz_draws(make, show_saved):
     output, params = make()
-    boxes, _, _ = _fallback.graph(output, params, show_saved)
+    boxes, _, _ = _fallback.boxes_and_edges(output, params, show_saved)
     ours = sorted(label for label, _ in boxes.values())
     digraph = graphs._make_digraph(output, params, show_saved)
     theirs = sorted(" ".join(label.split()).replace(" (", "\n(") for label, _ in
@@ -453,7 +453,7 @@ def test_the_fallback_draws_the_boxes_torchviz_draws(make, show_saved):
 
 def assert_clean(boxes, edges) -> None:
     """No two boxes overlap, and every arrow runs down, toward the output."""
-    pos, size, *_ = _fallback.layout(boxes, edges)
+    pos, size, *_ = _fallback.placement(boxes, edges)
     keys = list(boxes)
     for i, a in enumerate(keys):
         for b in keys[i + 1:]:
@@ -464,7 +464,7 @@ def assert_clean(boxes, edges) -> None:
 
 def test_fallback_layout_of_a_resnet_block_is_clean(tmp_path):
     output, params = block_output()
-    boxes, edges, _ = _fallback.graph(output, params, True)
+    boxes, edges, _ = _fallback.boxes_and_edges(output, params, True)
     assert 25 <= len(boxes) <= 60
     assert_clean(boxes, edges)
     fig = draw_fallback(output, params)
@@ -485,7 +485,7 @@ def test_fallback_layout_is_clean_for_random_graphs(steps, show_saved):
         a, b = pool[i % len(pool)], pool[j % len(pool)]
         pool.append(UNARY[op % len(UNARY)](a) if kind == 0 else BINARY[op % 3](a, b))
     out = sum(pool[2:], pool[-1]).sum()
-    boxes, edges, _ = _fallback.graph(out, {}, show_saved)
+    boxes, edges, _ = _fallback.boxes_and_edges(out, {}, show_saved)
     assert_clean(boxes, edges)
     assert sum(kind == "function" for _, kind in boxes.values()) == sum(graph_nodes(out).values())
 

@@ -57,7 +57,7 @@ def install_hint(platform: str | None = None) -> str:
     return _HINTS[platform]
 
 
-def graph(output: Any, params: dict, show_saved: bool) -> tuple[dict, list, list]:
+def boxes_and_edges(output: Any, params: dict, show_saved: bool) -> tuple[dict, list, list]:
     """Boxes ``{id: (label, kind)}``, edges ``(from id, to id, style)``, and the objects those ids belong to."""
     names = {id(t): name for name, t in params.items()}
     fns, boxes = backward_nodes(output), {}
@@ -84,7 +84,7 @@ def graph(output: Any, params: dict, show_saved: bool) -> tuple[dict, list, list
     return boxes, list(dict.fromkeys(edges)), keep
 
 
-def layout(boxes: dict, edges: list) -> tuple[dict, dict, float, float, float]:
+def placement(boxes: dict, edges: list) -> tuple[dict, dict, float, float, float]:
     """Box centres and sizes, the height of a layer, and the total width and height (inches at full size)."""
     size = {k: (max(map(len, label.split("\n"))) * CHAR + 0.16, (label.count("\n") + 1) * LINE + 0.12)
             for k, (label, _) in boxes.items()}
@@ -114,13 +114,13 @@ def layout(boxes: dict, edges: list) -> tuple[dict, dict, float, float, float]:
             max(py + size[k][1] / 2 for k, (_, py) in pos.items()))
 
 
-def draw(panels: list[tuple[Any, dict, bool, str]], ax: Any = None) -> Any:
+def figure(panels: list[tuple[Any, dict, bool, str]], ax: Any = None) -> Any:
     """Draw each ``(output, params, show_saved, title)`` into ``ax``, or side by side into a new figure."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
-    graphs = [graph(output, params, show_saved) for output, params, show_saved, _ in panels]
-    laid = [layout(boxes, edges) for boxes, edges, _ in graphs]
+    graphs = [boxes_and_edges(output, params, show_saved) for output, params, show_saved, _ in panels]
+    laid = [placement(boxes, edges) for boxes, edges, _ in graphs]
     if ax is None:
         fig_w = min(max(sum(w + 0.6 for *_, w, _ in laid), 4.5 * len(laid)), 10.0)
         fig_h = min(max(max(h for *_, h in laid) + 1.3, 2.5), 14.5)

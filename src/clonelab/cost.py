@@ -68,15 +68,15 @@ def block_inputs(model: nn.Module, x: Tensor) -> dict[str, int]:
     return _per_block(calls)
 
 
-def _variant(model: nn.Module, mode: str, device: torch.device) -> nn.Module:
+def _variant(model: nn.Module, identity_mode: str, device: torch.device) -> nn.Module:
     twin = copy.deepcopy(model).to(device)  # a copy: the caller's weights, BN statistics and .grad stay as they are
     for _, block in _blocks(twin):
-        block.identity_mode = mode  # read by forward() on every call
+        block.identity_mode = identity_mode  # read by forward() on every call
     twin.zero_grad(set_to_none=True)
     return twin
 
 
-def _run(model: nn.Module, x: Tensor, backward: bool) -> Tensor:
+def _forward_backward(model: nn.Module, x: Tensor, backward: bool) -> Tensor:
     out = model(x)
     if backward:
         out.sum().backward()
@@ -101,7 +101,7 @@ def model_clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, dev
                      repeat: int = 3, threads: int | None = None) -> dict[str, Any]:
     """Measure ``identity = x.clone()`` against ``identity = x`` in every block of ``model``, on input ``x``.
 
-    Two deep copies of ``model`` (BasicBlock or Bottleneck blocks only), one per identity mode, run forward (and
+    Two deep copies of ``model`` (BasicBlock or Bottleneck blocks only), one per ``identity_mode``, run forward (and
     ``out.sum().backward()`` if ``backward``) once to warm up, once under :func:`clonelab.measure` on ``device``,
     then ``repeat`` times each, alternating, for the timings; ``threads``: torch's intra-op threads (None: as is).
     Returns (bytes, seconds): ``blocks``, ``{block name: nbytes of its input}``, and their sum ``expected_extra``
@@ -121,22 +121,22 @@ def model_clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, dev
     _blocks(model)  # checks the blocks before any work
     with intra_op_threads(threads):
         xs = x.detach().to(dev)
-        variants = {mode: _variant(model, mode, dev) for mode in ("alias", "clone")}
+        variants = {identity_mode: _variant(model, identity_mode, dev) for identity_mode in ("alias", "clone")}
         reports: dict[str, MemoryReport] = {}
-        for mode, twin in variants.items():
-            _run(twin, xs, backward)  # warm-up: first-call allocations (thread pools, caches) stay out
+        for identity_mode, twin in variants.items():
+            _forward_backward(twin, xs, backward)  # warm-up: first-call allocations (thread pools, caches) stay out
             twin.zero_grad(set_to_none=True)
-            with _block_calls(twin) as calls, measure(dev) as reports[mode]:
-                out = _run(twin, xs, backward)  # kept to the end of the block: net counts what it holds
+            with _block_calls(twin) as calls, measure(dev) as reports[identity_mode]:
+                out = _forward_backward(twin, xs, backward)  # kept to the end of the block: net counts what it holds
             del out
             twin.zero_grad(set_to_none=True)
         times: dict[str, list[float]] = {"alias": [], "clone": []}
         for _ in range(repeat):
-            for mode, twin in variants.items():  # alternating, so a slow spell hits both
+            for identity_mode, twin in variants.items():  # alternating, so a slow spell hits both
                 twin.zero_grad(set_to_none=True)
                 start = time.perf_counter()
-                _run(twin, xs, backward)
-                times[mode].append(time.perf_counter() - start)
+                _forward_backward(twin, xs, backward)
+                times[identity_mode].append(time.perf_counter() - start)
     alias, clone = reports["alias"], reports["clone"]  # `calls` is the clone copy's, measured last
     cpu = dev.type == "cpu"
     live, phase = _live_at_peak(clone, calls) if cpu else (None, None)
@@ -146,7 +146,7 @@ def model_clone_cost(model: nn.Module, x: Tensor, *, backward: bool = False, dev
     for key in ("allocated", "peak", "net"):
         result[f"alias_{key}"], result[f"clone_{key}"] = getattr(alias, key), getattr(clone, key)
         result[f"extra_{key}"] = getattr(clone, key) - getattr(alias, key)
-    median = {mode: statistics.median(t) if t else None for mode, t in times.items()}
+    median = {identity_mode: statistics.median(t) if t else None for identity_mode, t in times.items()}
     result.update(alias_time_s=median["alias"], clone_time_s=median["clone"],
                   time_ratio=median["clone"] / median["alias"] if repeat else None)
     return result

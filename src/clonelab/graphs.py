@@ -57,7 +57,7 @@ def draw_fallback(output: torch.Tensor, params: Mapping[str, torch.Tensor] | Non
     """
     require_graph(output)
     params = _check_params(params)
-    return _fallback.draw([(output, params, show_saved, _TITLE if title is None else title)], ax)
+    return _fallback.figure([(output, params, show_saved, _TITLE if title is None else title)], ax)
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -195,7 +195,7 @@ def _drawing(sources: list, digraph: Any, reason: str, hint: str, announce: bool
     if svg is None:
         if announce:  # on stdout: a reader sees it in every cell, unlike a warning
             print(f"{reason}, falling back to a matplotlib drawing. {hint}")
-        figure, buffer = _fallback.draw(sources), io.BytesIO()
+        figure, buffer = _fallback.figure(sources), io.BytesIO()
         figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
         png = buffer.getvalue()
     return GraphDrawing(tuple(sources), digraph, svg, png, figure)

@@ -11,23 +11,23 @@ from torch import Tensor, nn
 from clonelab._checks import require_bool, require_int
 
 
-def _check_identity(identity: object, argname: str = "identity") -> str:
-    if identity not in ("alias", "clone"):
-        raise ValueError(f'{argname} must be "alias" or "clone", got {identity!r}')
-    return identity
+def _check_identity(identity_mode: object, argname: str = "identity") -> str:
+    if identity_mode not in ("alias", "clone"):
+        raise ValueError(f'{argname} must be "alias" or "clone", got {identity_mode!r}')
+    return identity_mode
 
 
-def take_identity(x: Tensor, mode: str) -> Tensor:
-    """The tensor a block keeps for its shortcut: ``x`` itself for mode "alias", a copy for "clone".
+def take_identity(x: Tensor, identity_mode: str) -> Tensor:
+    """The tensor a block keeps for its shortcut: ``x`` itself for "alias", a copy for "clone".
 
     >>> x = torch.ones(2)
     >>> take_identity(x, "alias") is x, take_identity(x, "clone") is x
     (True, False)
     """
-    _check_identity(mode, "mode")
+    _check_identity(identity_mode, "identity_mode")
     # The whole question of the series in one line: "alias" binds a second name to the same tensor (no op runs,
     # no memory is used); "clone" copies it into new storage, which later in-place writes to x cannot reach.
-    return x if mode == "alias" else x.clone()
+    return x if identity_mode == "alias" else x.clone()
 
 
 @dataclass
@@ -55,14 +55,14 @@ def toy_residual(identity: str = "alias", *, backward: bool = True) -> ToyResidu
     >>> alias.identity is alias.feature, r.identity is r.feature
     (True, False)
     """
-    mode = _check_identity(identity)
+    identity_mode = _check_identity(identity)
     input_data = torch.tensor([1.0])
     weight1 = torch.tensor([2.0], requires_grad=True)
     weight2 = torch.tensor([3.0], requires_grad=True)
     target_data = torch.tensor([8.5])
 
     feature = weight1 * input_data
-    identity_t = take_identity(feature, mode)
+    identity_t = take_identity(feature, identity_mode)
     feature2 = weight2 * feature
     output_data = identity_t + feature2
     loss = (output_data - target_data) ** 2
@@ -322,9 +322,9 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
         downsample = None
         if stride != 1 or inplanes != out_planes:  # a projection shortcut, only where the shape changes
             downsample = nn.Sequential(conv1x1(inplanes, out_planes, stride), nn.BatchNorm2d(out_planes))
-        mode = {"identity": identity} if identity is not None else {}
-        stage = [block(inplanes, planes, stride, downsample, **mode, inplace=inplace)]
-        stage += [block(out_planes, planes, **mode, inplace=inplace) for _ in range(1, blocks)]
+        chosen = {"identity": identity} if identity is not None else {}   # else the block's own default
+        stage = [block(inplanes, planes, stride, downsample, **chosen, inplace=inplace)]
+        stage += [block(out_planes, planes, **chosen, inplace=inplace) for _ in range(1, blocks)]
         setattr(model, f"layer{i + 1}", nn.Sequential(*stage))  # layer1, layer2, ... like torchvision
         inplanes = out_planes
     if preact:  # the blocks end with a bare sum: normalise it once, before pooling

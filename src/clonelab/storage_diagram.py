@@ -30,7 +30,7 @@ _Storage = collections.namedtuple("_Storage", "nbytes cell_dtype n_cells device 
 _Layout = collections.namedtuple("_Layout", "names objects storages")
 
 
-def _label(v: Any) -> str:
+def _cell_text(v: Any) -> str:
     """A cell's value, short: T/F, a whole number as an int, else 3 significant digits."""
     if isinstance(v, float):
         return str(int(v)) if v.is_integer() and abs(v) < 1e5 else f"{v:.3g}"
@@ -53,7 +53,7 @@ def _storage_layout(tensors: Mapping[str, torch.Tensor]) -> _Layout:
             flat = torch.empty(0, dtype=cell_dtype, device=first.device)
             with torch.no_grad():
                 flat.set_(storage, 0, (n_cells,), (1,))
-            values = None if flat.is_complex() else tuple(_label(v) for v in flat.cpu().tolist())
+            values = None if flat.is_complex() else tuple(_cell_text(v) for v in flat.cpu().tolist())
         storages.append(_Storage(storage.nbytes(), cell_dtype, n_cells, str(first.device),
                                  tuple(order[oid] for oid in ts), values))
         for t in ts.values():

@@ -85,7 +85,7 @@ class OpLog(list):
         return self.table()._repr_html_() if self else "<p>(no ops ran)</p>"
 
 
-def _label(t, arg_name: str, named: dict[str, Any], op: str) -> str:
+def _tensor_name(t, arg_name: str, named: dict[str, Any], op: str) -> str:
     """Name a tensor argument for the log: the caller's name if we know it."""
     key = _storage(t)
     for name, value in named.items():
@@ -172,7 +172,7 @@ class _Recorder(TorchDispatchMode):
                 self._write(op, *owner, before, o)
                 written.add(id(owner[1]))
             elif owner is not None:
-                self._add(op, VIEW, o, target=_label(owner[1], owner[0].name, self.named, op))
+                self._add(op, VIEW, o, target=_tensor_name(owner[1], owner[0].name, self.named, op))
             elif key is None:  # sparse: several buffers, and no storage to count
                 self._add(op, NEW, o, note=f"layout {o.layout}: bytes not counted")
             else:
@@ -194,7 +194,7 @@ class _Recorder(TorchDispatchMode):
 
     def _write(self, op, arg, target, before, shown):
         """Record an IN-PLACE write into ``target``; its "after" version is read later."""
-        self._add(op, INPLACE, shown, target=_label(target, arg.name, self.named, op),
+        self._add(op, INPLACE, shown, target=_tensor_name(target, arg.name, self.named, op),
                   version=(before[id(target)], None))
         self.log._pending.append((self.log[-1], target))
 

@@ -97,7 +97,7 @@ def _key(text: str) -> str:
     return text[1:-1] if re.fullmatch(r"\(.*\)", text) else text
 
 
-def _label(item: Any, options: Iterable[str]) -> str:
+def _matched_option(item: Any, options: Iterable[str]) -> str:
     by_key = {_key(o): o for o in options}
     if not isinstance(item, str) or _key(item) not in by_key:
         raise Unreadable(f"{item!r} is not one of the options: {', '.join(by_key.values())}")
@@ -115,13 +115,13 @@ def choices(options: Iterable[str]) -> Callable:
             answer = [c for c in answer if not c.isspace() and c not in ",;()"]
         if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
             raise Unreadable
-        return frozenset(_label(item, options) for item in answer)
+        return frozenset(_matched_option(item, options) for item in answer)
     return parse
 
 
 def one_of(options: Iterable[str]) -> Callable:
     """Parser: one option, by its label."""
-    return lambda answer: _label(answer, options)
+    return lambda answer: _matched_option(answer, options)
 
 
 def outcomes(keys: Iterable[str], values: Iterable[str]) -> Callable:
@@ -131,7 +131,7 @@ def outcomes(keys: Iterable[str], values: Iterable[str]) -> Callable:
     def parse(answer):
         if not isinstance(answer, Mapping):
             raise Unreadable
-        given = {_label(k, keys): _label(v, values) for k, v in answer.items()}
+        given = {_matched_option(k, keys): _matched_option(v, values) for k, v in answer.items()}
         if len(given) != len(keys) or len(answer) != len(keys):   # a key missing, or two spellings of one key
             raise Unreadable(f"the keys should be exactly {keys}")
         return given

@@ -34,7 +34,7 @@ def _code(exercise_id: str, name: str, hint: str, judge: Callable | None = None)
     return add(judge) if judge else add
 
 
-def _run(fn: Callable, *args, returns: type | tuple | None = torch.Tensor, what: str = "a tensor") -> Any:
+def _call_answer(fn: Callable, *args, returns: type | tuple | None = torch.Tensor, what: str = "a tensor") -> Any:
     """``fn(*args)``, which must return a ``returns`` (``what``; None: anything); else Unreadable says so."""
     result = fn(*args)
     if result is ...:
@@ -54,7 +54,7 @@ def _reads_only(answer, cases, what: str, expected: Callable, also: Callable | N
     (``what``) in shape, dtype and values; then ``also(result, x)`` may name a problem."""
     for x, *rest in cases:
         before, state = x.detach().clone(), (x._version, x.requires_grad)
-        want, got = expected(before, *rest), _run(answer, x, *rest)
+        want, got = expected(before, *rest), _call_answer(answer, x, *rest)
         if (x._version, x.requires_grad) != state or not torch.equal(x.detach(), before):
             return ("your function wrote into x (its values or its version counter changed): an alias such as "
                     "identity = x would see that; it should only read x")
@@ -76,7 +76,7 @@ def _tells_apart(answer, cases) -> bool | str:
     """02.2, 09.2: ``cases`` holds (arguments, the right True or False, the hint when the answer gets it wrong).
     The answer must return True or False (or a one-element bool tensor)."""
     for args, expected, hint in cases:
-        got = _run(answer, *args, returns=(bool, np.bool_, torch.Tensor), what="True or False")
+        got = _call_answer(answer, *args, returns=(bool, np.bool_, torch.Tensor), what="True or False")
         if isinstance(got, torch.Tensor) and (got.numel() != 1 or got.dtype != torch.bool):
             raise Unreadable("your function should return True or False")
         if bool(got) != expected:
@@ -132,7 +132,7 @@ def _add_into(answer):
     for x, y, other in [(plain, torch.arange(1.0, 5.0), plain[:]),
                         (base[::2], torch.tensor([1.0, 2.0, 3.0]), base[::2])]:
         x_before, y_before, storage = x.clone(), y.clone(), x.untyped_storage().data_ptr()
-        _run(answer, x, y, returns=None)
+        _call_answer(answer, x, y, returns=None)
         if not torch.equal(y, y_before):
             return "leave y alone: only x should change"
         if torch.equal(x, x_before):
@@ -171,7 +171,7 @@ def _fixed_sigmoid_double(answer):
     for data in [torch.tensor([-2.0, 0.0, 0.5, 3.0]), torch.randn(3, 4, generator=torch.Generator().manual_seed(5)),
                  torch.tensor(1.5)]:
         x, s = data.clone().requires_grad_(True), torch.sigmoid(data)
-        out = _run(answer, x)
+        out = _call_answer(answer, x)
         if out.numel() != 1 or out.grad_fn is None:
             return "fixed(x) must return one number that autograd tracks back to x (like y.sum())"
         if not torch.allclose(out.detach(), (2 * s).sum(), rtol=TOLERANCE, atol=1e-6):
@@ -195,7 +195,7 @@ def _sgd_step(answer):
         (w ** 2).sum().backward()
         grad, before, ptr, version = w.grad.clone(), w.detach().clone(), w.data_ptr(), w._version
         try:
-            _run(answer, w, lr, returns=None)
+            _call_answer(answer, w, lr, returns=None)
         except RuntimeError as err:
             if inplace_error(err) != "leaf":   # any other error: the answer's, reported by check
                 raise
@@ -223,7 +223,7 @@ def _graph_from_counts(answer):
     for shape in [(4,), (2, 2)]:
         a = torch.linspace(0.1, 0.9, 4).reshape(shape).requires_grad_(True)
         b = torch.linspace(-1.0, 1.0, 4).reshape(shape).requires_grad_(True)
-        out = _run(answer, a, b)
+        out = _call_answer(answer, a, b)
         if out.grad_fn is None:
             return "the result has no grad_fn: build it from a and b with ops autograd records"
         got = graph_nodes(out)
@@ -246,7 +246,7 @@ def _clone_cost(answer):
               torch.arange(24, dtype=torch.int8).view(2, 3, 4).permute(2, 0, 1),
               torch.zeros(0, 3), torch.tensor(2.5), torch.ones(4, 4, dtype=torch.bool)]:
         try:
-            got = whole(_run(answer, t, returns=None))
+            got = whole(_call_answer(answer, t, returns=None))
         except Unreadable:
             return "clone_cost(t) should return a whole number of bytes"
         if got == t.clone().untyped_storage().nbytes():
@@ -277,7 +277,7 @@ def _fixed_block(answer):
             x = eval(made_by, {"torch": torch, "F": F, "z": leaves[0], "k": leaves[1]})   # our own fixed lines
             before = x.detach().clone()
             try:
-                out = _run(block, x, leaves[2])
+                out = _call_answer(block, x, leaves[2])
                 out.sum().backward()
             except RuntimeError as err:
                 return {"leaf": f"with {name}, your block raised at once: it writes into x in place",
@@ -340,7 +340,7 @@ def _writes_into_input(answer):
 @_code("10.2", "make_fixed_model", "there are two fixes for the ReLU-first block; only one of them stops the write "
                                    "into the block's input")
 def _fixed_model(answer):
-    model = _run(answer, returns=torch.nn.Module, what="the model, an nn.Module")
+    model = _call_answer(answer, returns=torch.nn.Module, what="the model, an nn.Module")
     # the intended network: every block computes x + F(relu(x)) and only reads x
     reference = resnet(ReluFirstBlock, [1, 1], in_channels=1, base_width=16, stem="small", inplace=False)
     try:
