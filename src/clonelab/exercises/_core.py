@@ -1,5 +1,5 @@
-"""The machinery of the exercise checks: :class:`Exercise`, the registry, the answer parsers and ``check``.
-``values.py`` and ``functions.py`` declare the exercises with it; ``clonelab.exercises`` loads both."""
+"""The machinery of the exercise checks: :class:`Exercise`, the registry, the answer parsers, the helpers that
+declare exercises, and ``check``. ``nb01_05.py``, ``nb06_10.py`` and ``quiz.py`` declare the exercises with it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
 import torch
+import torch.nn.functional as F
 
 
 class Unreadable(Exception):
@@ -21,18 +23,21 @@ class Unreadable(Exception):
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise. ``parse`` reads an answer into one comparable form (or raises :class:`Unreadable`). Then
-    ``judge`` runs an answer that is code, or the answer is compared with ``truth()`` (computed once, then kept) and a
-    wrong one gets the hint that ``wrong(truth)`` keys by the whole answer, by an option picked or left out
-    wrongly, or by a part name or (part, value) pair; else a count of the wrong options or parts, or ``hint``."""
+    """One exercise: ``parse`` reads an answer (or raises :class:`Unreadable`); ``judge`` runs an answer that is code,
+    or ``truth()`` (computed once) is compared with it. A wrong answer gets the first hint that fits: by the whole
+    answer, ``wrong_answers(truth)``; for a set, by an option picked or left out wrongly, ``wrong_options``; for a
+    dict, by its first wrong part, ``wrong_values(truth)[(part, value)]`` or ``wrong_parts[part]``; else ``hint``."""
 
     id: str
     hint: str                                   # for a wrong answer without a hint of its own
     form: str                                   # what an answer looks like: "answer with <form>"
     parse: Callable[[Any], Any]
     truth: Callable[[], Any] | None = None
-    wrong: Callable[[Any], Mapping] = field(default=lambda truth: {})
     judge: Callable[[Any], bool | str] | None = None   # instead of truth: runs an answer that is code
+    wrong_answers: Callable[[Any], Mapping[Any, str]] = lambda truth: {}
+    wrong_options: Mapping[str, str] = field(default_factory=dict)
+    wrong_parts: Mapping[str, str] = field(default_factory=dict)
+    wrong_values: Callable[[Any], Mapping[tuple[str, Any], str]] = lambda truth: {}
 
 
 _REGISTRY: dict[str, Exercise] = {}
@@ -40,7 +45,7 @@ _TRUTHS: dict[str, Any] = {}
 
 
 def register(*exercises: Exercise) -> None:
-    """Add exercises to the registry (the ``values`` and ``functions`` modules do); an id may appear once."""
+    """Add exercises to the registry; an id may appear once."""
     for ex in exercises:
         if ex.id in _REGISTRY:
             raise ValueError(f"exercise_id {ex.id!r} is registered twice")
@@ -52,17 +57,11 @@ def exercise_ids() -> list[str]:
     return sorted(_REGISTRY)
 
 
-# --- answer parsers: each returns the answer in one comparable form or raises Unreadable --------------------
-
-
 def number(answer: Any, integral: bool = False) -> float | int:
-    """Parser: one real number (an int, a float, a NumPy scalar or a one-element tensor; not a bool), as a float;
-    with ``integral``, a whole number (200, 200.0, numpy.int64(200), torch.tensor(200)) as an int."""
+    """Parser: one real number (or a one-element tensor or array; not a bool), a float; with ``integral``, an int."""
     if hasattr(answer, "flatten") and len(flat := answer.flatten()[:2].tolist()) == 1:   # a one-element tensor or array
         answer = flat[0]
-    if not isinstance(answer, _numbers.Real) or isinstance(answer, bool):
-        raise Unreadable
-    if integral and not float(answer).is_integer():
+    if not isinstance(answer, _numbers.Real) or isinstance(answer, bool) or integral and not float(answer).is_integer():
         raise Unreadable
     return int(answer) if integral else float(answer)
 
@@ -71,8 +70,7 @@ whole: Callable[[Any], int] = functools.partial(number, integral=True)   # parse
 
 
 def numbers(n: int | None = None, *, integral: bool = False, names: tuple[str, ...] = ()) -> Callable:
-    """Parser: n numbers (any count for None) from a list, tuple, tensor or array, as a tuple; with ``names``,
-    a dict by name (from a sequence in that order, or a dict with those keys).
+    """Parser: n numbers (None: any count) from a sequence, tensor or array, as a tuple; with ``names``, a dict.
 
     >>> numbers(2, integral=True, names=("a", "b"))([3.0, 4])
     {'a': 3, 'b': 4}
@@ -149,8 +147,7 @@ def node_counts(answer: Any) -> tuple[tuple[str, int], ...]:
 
 
 def inplace_error(err: BaseException) -> str:
-    """Which of autograd's in-place errors ``err`` is: "leaf" (a write into a leaf that requires grad) or "saved"
-    (a tensor saved for backward was overwritten); any other error is raised again."""
+    """Which in-place error ``err`` is: "leaf" (a write into a leaf that requires grad) or "saved"; else raise it."""
     for kind, words in (("leaf", "leaf Variable"), ("saved", "modified by an inplace operation")):
         if words in str(err):
             return kind
@@ -164,7 +161,50 @@ def function(answer: Any) -> Callable:
     return answer
 
 
-# --- check ------------------------------------------------------------------------------------------------
+TOLERANCE = 1e-5  # absolute and relative, for float32 outputs and gradients
+
+
+def nbytes_of(*shape: int) -> int:
+    return torch.empty(shape, device="meta").nbytes
+
+
+def snippet(code: str, result: str, **names: Any) -> Callable[[], Any]:
+    """A truth: run ``code`` (an exercise's own lines, as the notebook shows them) and evaluate ``result``."""
+    def truth():
+        ns = {"torch": torch, "F": F, **names}
+        exec(code, ns)   # our own fixed lines, never an answer
+        return eval(result, ns)
+    return truth
+
+
+def function_exercise(exercise_id: str, name: str, hint: str, judge: Callable | None = None) -> Callable:
+    """Register ``judge`` (or the decorated function) for ``exercise_id``, whose answer is the function ``name``."""
+    def add(judge: Callable[[Callable], bool | str]):
+        register(Exercise(exercise_id, hint=hint, form=f"the function {name} itself (no parentheses)",
+                          parse=function, judge=judge))
+        return judge
+    return add(judge) if judge else add
+
+
+def call_answer(fn: Callable, *args, returns: type | tuple | None = torch.Tensor, what: str = "a tensor") -> Any:
+    """``fn(*args)``, which must return a ``returns`` (``what``; None: anything); else Unreadable says so."""
+    result = fn(*args)
+    if result is ...:
+        raise Unreadable("your function still returns ...: replace it with your code")
+    if returns is not None and not isinstance(result, returns):
+        raise Unreadable(f"your function should return {what}, not {type(result).__name__}")
+    return result
+
+
+def tells_apart(answer, cases) -> bool | str:
+    """02.2, 09.2: the answer must return True or False for each (arguments, right bool, hint when wrong)."""
+    for args, expected, hint in cases:
+        got = call_answer(answer, *args, returns=(bool, np.bool_, torch.Tensor), what="True or False")
+        if isinstance(got, torch.Tensor) and (got.numel() != 1 or got.dtype != torch.bool):
+            raise Unreadable("your function should return True or False")
+        if bool(got) != expected:
+            return hint
+    return True
 
 
 @dataclass(frozen=True)
@@ -190,8 +230,7 @@ _STUBS = [_instructions(f) for f in (lambda: None, lambda: ...)]   # what a body
 
 
 def _unanswered(answer: Any) -> bool:
-    """The template as handed out: None, ``...`` (or the string "..."), a dict, list, tuple or set still
-    holding a ``...``, or a ``def`` whose body only returns None or ``...`` (``...``, ``pass``, ``return ...``)."""
+    """The template as handed out: ``...``, None, a container holding a ``...``, a ``def`` whose body does nothing."""
     if answer is None or answer is ... or (isinstance(answer, str) and answer.strip() == "..."):
         return True
     if isinstance(answer, (dict, list, tuple, set, frozenset)):
@@ -208,28 +247,25 @@ def _compare(ex: Exercise, given: Any) -> bool | str:
     truth = _TRUTHS[ex.id]
     if given == truth:
         return True
-    wrong = ex.wrong(truth)
-    if not isinstance(given, dict) and given in wrong:   # a dict is not hashable; its parts are, below
-        return wrong[given]
+    by_answer = ex.wrong_answers(truth)
+    if not isinstance(given, dict) and given in by_answer:   # a dict is not hashable; its parts are, below
+        return by_answer[given]
     if isinstance(truth, frozenset):
-        hint = next((h for k, h in wrong.items() if k in given ^ truth), None)
+        hint = next((h for k, h in ex.wrong_options.items() if k in given ^ truth), None)
         extra, missing = len(given - truth), len(truth - given)
         return hint or " and ".join(
             ([f"{extra} of your choices {'does' if extra == 1 else 'do'} not belong"] if extra else [])
             + ([f"{missing} {'is' if missing == 1 else 'are'} missing"] if missing else [])) + f"; {ex.hint}"
     if isinstance(truth, dict):
-        bad = [k for k in truth if given[k] != truth[k]]
-        hint = next(filter(None, (wrong.get((k, given[k])) or wrong.get(k) for k in bad)), None)
+        bad, by_value = [k for k in truth if given[k] != truth[k]], ex.wrong_values(truth)
+        hint = next(filter(None, (by_value.get((k, given[k])) or ex.wrong_parts.get(k) for k in bad)), None)
         return hint or f"{len(bad)} of the {len(truth)} {'is' if len(bad) == 1 else 'are'} not right yet; {ex.hint}"
     return False
 
 
 def check(exercise_id: str, answer: Any) -> Verdict:
-    """Check ``answer`` for ``exercise_id``; print ✓ or a hint; return a truthy/falsy Verdict.
-
-    An answer left as in the template (``...``, None, a dict, list or tuple still holding a ``...``, or a
-    function whose body is still ``...``) gets a reminder, not an error. An answer that makes the check fail
-    (wrong type, wrong shape) counts as "not yet". The check leaves the random number generator as it was.
+    """Check ``answer`` for ``exercise_id``: print ✓ or a hint, and return a :class:`Verdict`, truthy when right.
+    A template as handed out gets a reminder, an answer that breaks the check is "not yet"; the RNG is left alone.
 
     >>> check("demo.1", ...).passed
     … demo.1: no answer yet. Replace each ... with your answer.
