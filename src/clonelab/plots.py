@@ -121,33 +121,38 @@ DECISION_CHART = (
                           "x[...] = ...   x.copy_(...)   out=x"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
+    ("recording", "question", "Is autograd recording? (grad mode on, and x\nor a weight that meets it requires grad)"),
+    ("unchecked", "silent", "Nothing is checked: identity sees the write.\nFix: make the write out of place,\n"
+                            "or identity = x.clone()."),
     ("leaf", "question", "Is x a leaf that requires grad, or a view\nautograd guards? (a view of such a leaf;\n"
                          "an output of chunk, split, unbind;\na view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
-    ("saved", "question", "Did autograd save x, or a tensor that\nshares its version counter (its base, a view),\n"
-                          "before the write? (relu, sigmoid, exp save\ntheir output; conv, mul save their input)"),
+    ("saved", "question", "Has autograd saved x for backward?\n(relu, sigmoid, exp keep their output x;\n"
+                          "conv keeps its input; mul keeps a factor\nwhose partner needs a gradient; a view or\n"
+                          "the base of x counts: one version counter)"),
     ("saved error", "error", "RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
                              "clone or not.\nFix: make the write out of place."),
-    ("silent", "silent", "x came from add, mul, conv, batch norm ...:\nno error, but identity sees the write:\n"
-                         "a silently different model.\nFix: make the write out of place, or\n"
-                         "identity = x.clone() (costs x.nbytes;\nx itself is still overwritten)."),
+    ("silent", "silent", "Nothing saved x (it came from add, conv,\nbatch norm ..., which keep no output): no\n"
+                         "error, but identity sees the write: a\nsilently different model. Fix: make the\n"
+                         "write out of place, or identity = x.clone()\n(costs x.nbytes; x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 9.05, 1.6), "alias ok": (7.6, 9.05, 1.0), "leaf": (2.3, 6.95, 1.2),
-             "leaf error": (7.6, 6.95, 1.0), "saved": (2.3, 4.8, 1.45), "saved error": (7.6, 4.8, 1.2),
-             "silent": (2.3, 1.85, 1.85)}
-_CHART_ARROWS = (("write", "alias ok", "no"), ("write", "leaf", "yes"), ("leaf", "leaf error", "yes"),
-                 ("leaf", "saved", "no"), ("saved", "saved error", "yes"), ("saved", "silent", "no"))
+_CHART_AT = {"write": (2.3, 10.3, 1.6), "alias ok": (7.6, 10.3, 1.0), "recording": (2.3, 8.55, 0.75),
+             "unchecked": (7.6, 8.55, 1.0), "leaf": (2.3, 6.95, 1.2), "leaf error": (7.6, 6.95, 1.0),
+             "saved": (2.3, 4.95, 1.75), "saved error": (7.6, 4.95, 1.2), "silent": (2.3, 1.85, 1.85)}
+_CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
+                 ("recording", "leaf", "yes"), ("leaf", "leaf error", "yes"), ("leaf", "saved", "no"),
+                 ("saved", "saved error", "yes"), ("saved", "silent", "no"))
 
 
 def decision_chart() -> Figure:
     """The decision chart "do I need ``identity = x.clone()``?" of notebooks 08 and 11, a closed Figure 950 px wide.
 
     >>> sorted(t.get_text() for t in decision_chart().axes[0].texts if t.get_text() in ("yes", "no"))
-    ['no', 'no', 'no', 'yes', 'yes', 'yes']
+    ['no', 'no', 'no', 'no', 'yes', 'yes', 'yes', 'yes']
     """
     from matplotlib.patches import FancyBboxPatch
-    fig, ax = _canvas((9.5, 6.6), (0, 10), (0.75, 10.0), left=0.01, right=0.99, bottom=0.01, top=0.95)
+    fig, ax = _canvas((9.5, 7.6), (0, 10), (0.75, 11.2), left=0.01, right=0.99, bottom=0.01, top=0.955)
     width = 4.35
     for name, kind, body in DECISION_CHART:
         x, y, height = _CHART_AT[name]
