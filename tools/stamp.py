@@ -26,9 +26,7 @@ SOLUTION_TITLE = "#@title Solution (folded: try the exercise first)"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 OBJECTIVES_START = "<!-- clonelab:objectives (stamped from each notebook's Learning objectives cell) -->"
 OBJECTIVES_END = "<!-- /clonelab:objectives -->"
-# The setup cell's first line names the tool that stamped it. It still says nbtool.py, the tool's old name, so that
-# the committed notebooks stay as they are; the next re-stamp of the series can say tools/stamp.py.
-STAMPED_BY = "tools/nbtool.py"
+STAMPED_BY = "tools/stamp.py"   # named on the setup cell's first line
 
 
 def git_source() -> str:

@@ -14,9 +14,7 @@ from pathlib import Path
 
 from nbcommon import ROOT, SOLUTION_TAG, STUDENT, colab_url, notebook_paths, read, write
 
-# Each copy's metadata names the tool that made it. It still says nbtool.py, the tool's old name, so that the
-# committed copies stay as they are; the next regeneration of the copies can say tools/student.py.
-MADE_BY = "tools/nbtool.py student"
+MADE_BY = "tools/student.py"   # named in each copy's metadata
 
 
 def student_copy(nb, name: str):

@@ -10,7 +10,7 @@
   (tests/test_workshop.py);
 - workshop/student_links.svg, a QR code of the student copies' address (only when segno is installed).
 
-Run `python tools/nbtool.py stamp` and `execute` first: the key reads the notebooks' committed outputs.
+Run `python tools/stamp.py` and `python tools/run_notebooks.py execute` first: the key reads the notebooks' committed outputs.
 """
 
 from __future__ import annotations
