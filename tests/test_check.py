@@ -9,11 +9,12 @@ import torch.nn.functional as F
 
 from clonelab import check
 from clonelab.exercises import Exercise, Unreadable, Verdict, function
+from clonelab.exercises._core import choices
 from test_exercise_answers import by_version, out_of_place_seeded
 
 
 def test_a_template_left_as_handed_out_is_not_yet_answered(capsys):
-    def safe_relu(x):
+    def fixed(x):
         ...   # your code here
 
     def documented(x):
@@ -27,13 +28,13 @@ def test_a_template_left_as_handed_out_is_not_yet_answered(capsys):
         pass
 
     made_by_exec = {}
-    exec("def safe_relu(x):\n    ...", made_by_exec)   # no source file to read: told by its instructions
-    for template in [..., None, "...", {"a": ..., "b": 1}, (1, ...), [...], safe_relu, documented, returns_ellipsis,
-                     passes, made_by_exec["safe_relu"]]:
-        verdict = check("04.3", template)
+    exec("def fixed(x):\n    ...", made_by_exec)   # no source file to read: told by its instructions
+    for template in [..., None, "...", {"a": ..., "b": 1}, (1, ...), [...], fixed, documented, returns_ellipsis,
+                     passes, made_by_exec["fixed"]]:
+        verdict = check("05.2", template)
         assert not verdict and isinstance(verdict, Verdict)
-        assert verdict.message == "… 04.3: no answer yet. Replace each ... with your answer."
-    assert "no answer yet" not in check("04.3", lambda x: ...).message   # a lambda is an answer, if a wrong one
+        assert verdict.message == "… 05.2: no answer yet. Replace each ... with your answer."
+    assert "no answer yet" not in check("05.2", lambda x: ...).message   # a lambda is an answer, if a wrong one
 
 
 def test_unknown_id_is_a_clear_error():
@@ -74,6 +75,15 @@ def test_an_unreadable_answer_is_told_the_form_or_what_is_wrong_with_it(monkeypa
     assert check("test.form", "look at the strides").message.endswith("Hint: look at the strides.")
 
 
+def test_a_wrong_set_answer_hears_what_is_wrong_not_how_much(monkeypatch):
+    """No counts: "2 are missing" would turn the exercise into elimination."""
+    _patched(monkeypatch, Exercise("test.set", hint="look again", form="letters", parse=choices("ABCDE"),
+                                   truth=lambda: frozenset("ABC")))
+    for answer, says in [("A", "something is missing"), ("ABCDE", "something in your set does not belong"),
+                         ("AD", "something in your set does not belong and something is missing")]:
+        assert check("test.set", answer).message == f"✗ test.set: not yet. Hint: {says}; look again."
+
+
 def test_each_truth_runs_once_and_leaves_the_random_state_alone(monkeypatch):
     from clonelab.exercises import _core as exercises
 
@@ -93,7 +103,7 @@ def test_each_truth_runs_once_and_leaves_the_random_state_alone(monkeypatch):
     assert torch.equal(torch.rand(3), expected)
 
 
-@pytest.mark.parametrize("exercise_id, answer", [("06.3", 0), ("08.2", lambda x, w: x + w * F.relu(x)),
+@pytest.mark.parametrize("exercise_id, answer", [("09.3", (0, 0)), ("08.2", lambda x, w: x + w * F.relu(x)),
                                                  ("09.2", by_version), ("10.2", out_of_place_seeded),
                                                  ("quiz.9", {"A"})])
 def test_a_check_that_builds_random_weights_leaves_the_random_state_alone(exercise_id, answer, capsys):

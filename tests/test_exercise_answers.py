@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import Counter
 
 import nbformat
 import numpy as np
@@ -80,19 +79,6 @@ def _doubles(x, y):
     x += 2 * y
 
 
-def _flatten_and_zero(x):
-    out = x.reshape(-1)
-    x.zero_()
-    return out
-
-
-def _relu_then_restore(x):
-    saved = x.clone()
-    out = x.relu_().clone()
-    x.copy_(saved)
-    return out
-
-
 def fixed_clone_then_inplace(x):
     y = x.sigmoid().clone()
     y.mul_(2)
@@ -114,42 +100,6 @@ def via_data(x):
     y = x.sigmoid()
     y.data.mul_(2)
     return y.sum()
-
-
-def step_no_grad(w, lr):
-    with torch.no_grad():
-        w -= lr * w.grad
-
-
-def step_sub_(w, lr):
-    with torch.no_grad():
-        w.sub_(w.grad, alpha=lr)
-
-
-def step_copy_(w, lr):
-    with torch.no_grad():
-        w.copy_(w - lr * w.grad)
-
-
-def step_data(w, lr):
-    w.data.sub_(lr * w.grad)
-
-
-def step_rebind(w, lr):
-    w = w - lr * w.grad  # noqa: F841  (rebinding the local name changes nothing outside)
-
-
-def step_tracked(w, lr):
-    w -= lr * w.grad
-
-
-def step_wrong_sign(w, lr):
-    with torch.no_grad():
-        w += lr * w.grad
-
-
-def step_set_data(w, lr):
-    w.data = w.data - lr * w.grad
 
 
 def _measured(t):
@@ -232,26 +182,22 @@ def returns_none():   # builds the model but forgets to return it
 # --- the table: a case per answer, grouped by exercise ------------------------------------------------------
 
 X_09_3 = 8 * 64 * 32 * 32 * 4
-RIGHT_09_1 = 29_704_192  # 3 x 6,422,528 + 2 x 3,211,264 + 2 x 1,605,632 + 802,816
-HELD_11 = 4 * (64 * 8 * 8 + 128 * 4 * 4 + 256 * 2 * 2) * 4   # the inputs of layer2.0, layer3.0, layer4.0
 RIGHT_04_2 = {"B", "C", "D", "F", "G"}
 RIGHT_05_1 = {"relu", "sigmoid", "exp", "tanh"}
 RIGHT_08_3 = {"add": "silent", "exp": "backward error", "bn": "silent", "tanh": "backward error",
               "leaf": "immediate error", "mul": "silent"}
-RIGHT_Q3 = {"x[1]", "x[:, ::2]", "x.reshape(4, 3)", "x.detach()", "x.expand(2, 3, 4)"}
 RIGHT_Q4 = {"x += 1", "x.add_(1)", "torch.add(x, 1, out=x)", "x[0] = 1", "F.relu(x, inplace=True)",
             "x.detach().zero_()"}
 RIGHT_Q5 = {"y.data.mul_(2)": "wrong gradient", "y.detach().mul_(2)": "error", "y.mul_(2)": "error",
             "y = y * 2": "right gradient"}
 L01_1, L02_2, L04_2 = ("detach().clone()",), ("untyped_storage().data_ptr()",), ("BCDFG", "B, C, D")
-L05_1, L05_2, L05_3 = ("'sigmoid'", "'tanh'"), ("* 2", "clone"), ("no_grad()",)
-L07_1, L07_2, L07_3 = ("200",), ("nbytes", "element_size"), ("1048576", "1,048,576")
-L08_1, L08_2, L09_1 = ("-9", " 7"), ("inplace=False",), ("29704192", "29,704,192")
-L09_3, L10_2 = (str(X_09_3), f"{X_09_3:,}"), ("inplace=False",)
-LQ1, LQ2, LQ3, LQ4 = ("{'c', 'd'}", "{'d', 'c'}"), ("[1.0, 1.0, 1.0]", "[1, 1, 1]"), ("x.expand(2, 3, 4)'",), \
-    ("'x.detach().zero_()'",)
-LQ6, LQ7, LQ8, LQ9, LQ11 = ("CloneBackward0': 1",), ("40000", "40,000"), ("16", "14"), ("'B'", "'E'"), \
-    (str(HELD_11), f"{HELD_11:,}")
+L05_1, L05_2, L07_2, L07_3 = ("'sigmoid'", "'tanh'"), ("* 2", "clone"), ("nbytes", "element_size"), \
+    ("1048576", "1,048,576")
+L08_2, L09_3, L10_2 = ("inplace=False",), (str(X_09_3), f"{X_09_3:,}"), ("inplace=False",)
+LQ2, LQ4 = ("[1.0, 1.0, 1.0]", "[1, 1, 1]"), ("'x.detach().zero_()'",)
+LQ7, LQ8, LQ9 = ("40000", "40,000"), ("16", "14"), ("'B'", "'E'")
+EXTRA, MISSING = "something in your set does not belong", "something is missing"   # a set answer's hints: no counts
+
 
 def case(exercise_id: str, answer, accepted: bool, says: str | None = None, leaks: tuple[str, ...] = ()):
     """One row: ``answer`` to ``exercise_id`` is right or wrong; a wrong one's hint says ``says`` and none of
@@ -274,9 +220,10 @@ CASES = [
     case("01.1", lambda t: t.view_as(t), False, "shares memory", L01_1),
     case("01.1", lambda t: t.detach().numpy().copy(), False, "should return a tensor", L01_1),
     case("01.1", lambda t: t.detach().clone().float(), False, "same values, shape and dtype", L01_1),
-    case("01.1", lambda t: torch.zeros_like(t.detach()), False, "not a copy of x", L01_1),
-    case("01.1", lambda t: t.detach().clone().reshape(-1), False, "should have shape (3, 2)", L01_1),
-    case("01.1", _mutates_input, False, "wrote into x", L01_1),
+    case("01.1", lambda t: torch.zeros_like(t.detach()), False, "not a copy of t", L01_1),
+    case("01.1", lambda t: t.detach().clone().reshape(-1), False, "for t of shape (3, 2) the result should have shape",
+         L01_1),
+    case("01.1", _mutates_input, False, "wrote into t", L01_1),
     case("01.1", lambda t: ..., False, "still returns ...", L01_1),
     case("01.1", "t.detach().clone()", False, "the function independent_copy", L01_1),
     # 01.2
@@ -289,24 +236,18 @@ CASES = [
     case("01.2", [4.0, 6.0], False, "three numbers", ("4",)),
     case("01.2", "four six eight", False, "three numbers", ("4",)),
     case("01.2", {8.0, 6.0, 4.0}, False, "three numbers", ("4",)),   # a set has no order: refused where it matters
-    # 02.1
-    case("02.1", [1, 2, 3], True), case("02.1", (1, 2, 3), True),
-    case("02.1", [1, 2], False, "__iadd__", ("[1, 2, 3]",)),
-    case("02.1", [1, 2, 3, 4], False, "new list", ("[1, 2, 3]",)),
-    case("02.1", [3, 2, 1], False, "work line by line", ("[1, 2, 3]",)),
-    case("02.1", "[1, 2, 3]", False, "as a list", ("[1, 2, 3]",)), case("02.1", {3, 2, 1}, False, "as a list"),
     # 02.2
     case("02.2", lambda x, y: x.untyped_storage() is y.untyped_storage(), True),
     case("02.2", lambda x, y: id(x.untyped_storage()) == id(y.untyped_storage()), True),
     case("02.2", shares_storage, True),
     case("02.2", lambda x, y: x.untyped_storage()._cdata == y.untyped_storage()._cdata, True),
     case("02.2", lambda x, y: _root(x).untyped_storage() is _root(y).untyped_storage(), True),
-    case("02.2", lambda x, y: x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr(), False, "pointer 0",
-         L02_2),
+    case("02.2", lambda x, y: x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr(), False,
+         "the data_ptr() of a tensor with no memory behind it, such as torch.empty(0)?", L02_2 + ("same storage",)),
     case("02.2", lambda x, y: _root(x).untyped_storage().data_ptr() == _root(y).untyped_storage().data_ptr(), False,
-         "pointer 0", L02_2),
+         "no memory behind it", L02_2 + ("same storage",)),
     case("02.2", lambda x, y: x.data_ptr() - x.storage_offset() * x.element_size()
-         == y.data_ptr() - y.storage_offset() * y.element_size(), False, "pointer 0", L02_2),
+         == y.data_ptr() - y.storage_offset() * y.element_size(), False, "no memory behind it", L02_2),
     case("02.2", lambda x, y: x.data_ptr() == y.data_ptr(), False, "another data_ptr()", L02_2),
     case("02.2", lambda x, y: x is y, False, "views", L02_2),
     case("02.2", lambda x, y: id(x) == id(y), False, "views", L02_2),
@@ -347,18 +288,6 @@ CASES = [
     case("03.2", lambda x, j: x[j], False, "should have shape"),
     case("03.2", lambda x, j: x, False, "should have shape"),
     case("03.2", lambda x, j: None, False, "should return a tensor"), case("03.2", "x[:, j]", False, "the function"),
-    # 03.3
-    case("03.3", lambda x: x.reshape(-1), True), case("03.3", lambda x: x.flatten(), True),
-    case("03.3", torch.flatten, True), case("03.3", torch.ravel, True),
-    case("03.3", lambda x: x.contiguous().view(-1), True),
-    case("03.3", lambda x: x.view(-1), False, "view size is not compatible", ("reshape",)),
-    case("03.3", lambda x: x.clone().view(-1), False, "a view was possible", ("reshape",)),
-    case("03.3", lambda x: x.flatten().clone(), False, "a view was possible", ("reshape",)),
-    case("03.3", lambda x: x.contiguous(), False, "should have shape"),
-    case("03.3", lambda x: x.t().reshape(-1) if x.dim() == 2 else x.reshape(-1), False, "row-major order"),
-    case("03.3", lambda x: x.reshape(-1).sort().values, False, "a view was possible"),
-    case("03.3", lambda x: torch.tensor(x.tolist()).view(-1), False, "a view was possible"),
-    case("03.3", _flatten_and_zero, False, "wrote into x"), case("03.3", 42, False, "the function flat"),
     # 04.1
     case("04.1", 2, True), case("04.1", 2.0, True), case("04.1", 1, False, "too few", ("2",)),
     case("04.1", 0, False, "too few", ("2",)), case("04.1", 3, False, "too many", ("2",)),
@@ -376,27 +305,15 @@ CASES = [
     case("04.2", "BCDFGX", False, "'X' is not one of the options", ("BCDFG",)),
     case("04.2", 5, False, "letters from A to H", L04_2),
     case("04.2", ["B", 1], False, "not one of the options", ("BCDFG",)), case("04.2", "B C\nD F G", True),
-    # 04.3
-    case("04.3", torch.relu, True), case("04.3", F.relu, True), case("04.3", lambda x: x.relu(), True),
-    case("04.3", lambda x: x.clamp(min=0), True), case("04.3", lambda x: x.clone().relu_(), True),
-    case("04.3", lambda x: F.relu(x.clone(), inplace=True), True),
-    case("04.3", lambda x: torch.where(x > 0, x, torch.zeros_like(x)), True),
-    case("04.3", lambda x: torch.nn.ReLU()(x), True), case("04.3", lambda x: x.relu_(), False, "wrote into x"),
-    case("04.3", lambda x: F.relu(x, inplace=True), False, "wrote into x"),
-    case("04.3", lambda x: torch.nn.ReLU(inplace=True)(x), False, "wrote into x"),
-    case("04.3", lambda x: x.clamp_(min=0), False, "wrote into x"),
-    case("04.3", _relu_then_restore, False, "version counter"),
-    case("04.3", lambda x: x.abs(), False, "the result is not relu(x)"),
-    case("04.3", lambda x: x, False, "not relu(x)"), case("04.3", lambda x: None, False, "should return a tensor"),
     # 05.1
     case("05.1", RIGHT_05_1, True), case("05.1", ["relu", "sigmoid", "exp", "tanh"], True),
     case("05.1", ("TANH", " exp", "Sigmoid", "relu"), True), case("05.1", frozenset(RIGHT_05_1), True),
     case("05.1", ["relu", "relu", "sigmoid", "exp", "tanh"], True),
-    case("05.1", {"relu"}, False, "3 are missing", L05_1),
-    case("05.1", RIGHT_05_1 | {"sin"}, False, "does not belong", L05_1),
-    case("05.1", RIGHT_05_1 | {"mul"}, False, "1 of your choices does not belong", L05_1),
-    case("05.1", {"add", "clone"}, False, "2 of your choices do not belong and 4 are missing", L05_1),
-    case("05.1", set(), False, "4 are missing", L05_1),
+    case("05.1", {"relu"}, False, f"Hint: {MISSING}; an op breaks", L05_1),
+    case("05.1", RIGHT_05_1 | {"sin"}, False, f"Hint: {EXTRA}; an op breaks", L05_1),
+    case("05.1", RIGHT_05_1 | {"mul"}, False, EXTRA, L05_1),
+    case("05.1", {"add", "clone"}, False, f"Hint: {EXTRA} and {MISSING}; an op breaks", L05_1),
+    case("05.1", set(), False, MISSING, L05_1),
     case("05.1", "relu sigmoid exp tanh", False, "a set of op names", L05_1),
     case("05.1", RIGHT_05_1 | {"gelu"}, False, "'gelu' is not one of the options"),
     case("05.1", [1, 2], False, "is not one of the options", L05_1), case("05.1", 4, False, "a set of op names", L05_1),
@@ -409,14 +326,6 @@ CASES = [
     case("05.2", lambda x: 2 * x.sigmoid(), False, "one number", L05_2),
     case("05.2", lambda x: None, False, "should return a tensor, not NoneType", L05_2),
     case("05.2", "fixed", False, "function", L05_2),
-    # 05.3
-    case("05.3", step_no_grad, True), case("05.3", step_sub_, True),
-    case("05.3", lambda w, lr: w.detach().sub_(lr * w.grad), True),   # detach() shares memory and version
-    case("05.3", lambda w, lr: torch.optim.SGD([w], lr=lr).step(), True), case("05.3", step_copy_, True),
-    case("05.3", step_data, False, "_version did not move", L05_3),
-    case("05.3", step_rebind, False, "did not change", L05_3), case("05.3", step_tracked, False, "leaf error", L05_3),
-    case("05.3", step_wrong_sign, False, "not to w - lr", L05_3),
-    case("05.3", step_set_data, False, "new memory", L05_3), case("05.3", 0.1, False, "the function step", L05_3),
     # 06.1
     case("06.1", lambda a, b: (a * b).sigmoid().sum(), True), case("06.1", lambda a, b: (a.sigmoid() * b).sum(), True),
     case("06.1", lambda a, b: torch.sigmoid(torch.mul(a, b)).sum(), True),
@@ -434,19 +343,6 @@ CASES = [
       for name in ["identity", "weight2", "weight1", "input_data", "feature2", "loss", "output_data"]],
     case("06.2", "x", False, "not one of the options"), case("06.2", 3, False, "not one of the options"),
     case("06.2", ["feature"], False, "not one of the options"),
-    # 06.3
-    case("06.3", 0, True), case("06.3", 0.0, True),
-    *[case("06.3", wrong, False, "a node is recorded only") for wrong in (1, 2, -1)],
-    case("06.3", False, False, "whole number"), case("06.3", "0", False, "whole number"),
-    # 07.1
-    *[case("07.1", right, True) for right in (200, np.int64(200), torch.tensor(200), 200.0, torch.tensor(200.0))],
-    case("07.1", 100, False, "number of elements", L07_1), case("07.1", 400, False, "float32", L07_1),
-    case("07.1", 800, False, "m.allocated", L07_1), case("07.1", 200.5, False, "whole number", L07_1),
-    case("07.1", True, False, "whole number", L07_1), case("07.1", "200", False, "whole number", L07_1),
-    # NumPy arrays of one element count as their number, as one-element tensors do
-    *[case("07.1", right, True) for right in (np.array(200), np.array([200]), torch.tensor([200]))],
-    case("07.1", np.array(True), False, "whole number", L07_1),
-    case("07.1", np.array([200, 0]), False, "whole number", L07_1),
     # 07.2
     case("07.2", lambda t: t.nbytes, True), case("07.2", lambda t: t.numel() * t.element_size(), True),
     case("07.2", lambda t: t.numel() * t.itemsize, True),
@@ -455,7 +351,7 @@ CASES = [
     case("07.2", lambda t: t.contiguous().untyped_storage().nbytes(), False, "view", L07_2),
     case("07.2", lambda t: t.numel(), False, "counts elements", L07_2),
     case("07.2", lambda t: t.numel() * 4, False, "float32 only", L07_2 + ("laid out", "view")),
-    case("07.2", lambda t: 0, False, "count the elements", L07_2),
+    case("07.2", lambda t: 0, False, "not the storage behind it", L07_2),
     case("07.2", lambda t: t.nbytes / 3, False, "whole number of bytes", L07_2),
     case("07.2", 42, False, "the function clone_cost", L07_2),
     # 07.3
@@ -466,16 +362,6 @@ CASES = [
     case("07.3", {"allocated": 524_288, "saved": 0}, False, "torch.randn(4, 16, 64, 64)", L07_3),
     case("07.3", {"allocated": 1_048_576}, False, "exactly the keys", L07_3),
     case("07.3", {"allocated": "1048576", "saved": 0}, False, "whole number of bytes", L07_3),
-    # 08.1
-    case("08.1", (7.0, -9.0), True), case("08.1", [7, -9], True),
-    case("08.1", (np.float32(7.0), np.float64(-9.0)), True),
-    case("08.1", (torch.tensor([7.0]), torch.tensor(-9.0)), True),
-    case("08.1", (8.0, -4.0), False, "output of the post's model", L08_1),
-    case("08.1", (7.0, -4.0), False, "post's gradient", L08_1), case("08.1", (7.0, 9.0), False, "recompute", L08_1),
-    case("08.1", (-9.0, 7.0), False, "the order is (output, weight1_grad)", L08_1),
-    case("08.1", (-3.0, 7.0), False, "the skip now adds the input", L08_1), case("08.1", 7.0, False, "a tuple", L08_1),
-    case("08.1", (7.0,), False, "a tuple", L08_1), case("08.1", ("7", "-9"), False, "a tuple", L08_1),
-    case("08.1", (True, -9.0), False, "a tuple", L08_1),
     # 08.2
     case("08.2", lambda x, w: x + w * F.relu(x), True), case("08.2", _clone_then_inplace, True),
     case("08.2", lambda x, w: x + w * x.clamp(min=0), True),
@@ -496,14 +382,6 @@ CASES = [
     case("08.3", {**RIGHT_08_3, "mul": None}, False, "is not one of the options"),
     case("08.3", {k: v for k, v in RIGHT_08_3.items() if k != "mul"}, False, "the keys should be exactly"),
     case("08.3", list(RIGHT_08_3.values()), False, "a dict with the keys"),
-    # 09.1
-    *[case("09.1", right, True) for right in (RIGHT_09_1, np.int64(RIGHT_09_1), float(RIGHT_09_1),
-                                              torch.tensor(RIGHT_09_1))],
-    case("09.1", RIGHT_09_1 // 4, False, "elements", L09_1), case("09.1", 6_422_528, False, "one block", L09_1),
-    case("09.1", 12_042_240, False, "peak", L09_1), case("09.1", 8 * 3 * 224 * 224 * 4 * 8, False, "images", L09_1),
-    case("09.1", RIGHT_09_1 + 1, False, "add up the bytes", L09_1),
-    case("09.1", "29704192", False, "whole number", L09_1), case("09.1", True, False, "whole number", L09_1),
-    case("09.1", RIGHT_09_1 + 0.5, False, "whole number", L09_1),
     # 09.2
     case("09.2", by_version, True), case("09.2", by_version_bool_tensor, True), case("09.2", by_watching, True),
     case("09.2", by_version_numpy, True), case("09.2", by_values, False, "values do not change", ("_version",)),
@@ -525,9 +403,9 @@ CASES = [
     # 10.1
     *[case("10.1", right, True) for right in ({"A", "B", "C", "E"}, ["e", "c", "b", "a"], ("A", "B", "C", "E"),
                                               "ABCE", "a, b, c, e", frozenset("ACEB"))],
-    case("10.1", {"A", "B", "C", "D", "E"}, False, "write into its input"),
-    case("10.1", {"A", "B", "C", "E", "F"}, False, "one run only"), case("10.1", {"A", "B"}, False, "2 are missing"),
-    case("10.1", set(), False, "4 are missing"),
+    case("10.1", {"A", "B", "C", "D", "E"}, False, "compare the two runs' blocks", ("write into its input",)),
+    case("10.1", {"A", "B", "C", "E", "F"}, False, "compare the two runs' setups", ("one run only",)),
+    case("10.1", {"A", "B"}, False, MISSING), case("10.1", set(), False, MISSING),
     case("10.1", {"A", "B", "C", "E", "G"}, False, "not one of the options"),
     case("10.1", {"AB"}, False, "not one of the options"), case("10.1", 4, False, "set of letters"),
     # 10.2
@@ -541,11 +419,6 @@ CASES = [
          False, "notebook's network", L10_2),   # another width
     case("10.2", returns_none, False, "nn.Module", L10_2),
     case("10.2", _relu_first(inplace=False)(), False, "the function", L10_2),
-    # quiz.1
-    *[case("quiz.1", right, True) for right in ({"c", "d"}, ["d", "c"], (" c", "d "), frozenset("cd"), "cd")],
-    *[case("quiz.1", wrong, False, says, LQ1) for wrong, says in [
-        ({"b", "c", "d"}, "does not belong"), ({"c"}, "missing"), ({"d"}, "missing"), ({"b"}, "a tensor is a leaf"),
-        (set(), "2 are missing"), ({"a", "c"}, "not one of"), ({1}, "not one of"), (3, "a set of labels")]],
     # quiz.2
     *[case("quiz.2", right, True) for right in ([1.0, 1.0, 1.0], [1, 1, 1], (1, 1, 1), torch.ones(3), np.ones(3),
                                                 torch.ones(3, dtype=torch.int64))],
@@ -554,21 +427,13 @@ CASES = [
         ([5, 1, 1], "y[0] = 5"), ([3, 3, 3], "follow which tensor"), ([1, 1], "three values"),
         ([1, 1, 1, 1], "three values"), ("111", "three values"), ([True, True, True], "three values"),
         (torch.ones(2, 2), "three values")]],
-    # quiz.3
-    case("quiz.3", RIGHT_Q3, True), case("quiz.3", sorted(RIGHT_Q3), True),
-    case("quiz.3", {label.replace(" ", "") for label in RIGHT_Q3}, True),
-    *[case("quiz.3", wrong, False, says, LQ3) for wrong, says in [
-        (RIGHT_Q3 - {"x.detach()"}, "1 is missing"), (RIGHT_Q3 | {"x[[0, 2]]"}, "does not belong"),
-        (RIGHT_Q3 | {"x + 0"}, "does not belong"), (RIGHT_Q3 | {"x.t().reshape(12)"}, "does not belong"),
-        (RIGHT_Q3 | {"x[x > 5]"}, "does not belong"), ({"x.view(2, 6)"}, "not one of"), ("x[1]", "a set of labels"),
-        ({"x[1]": True}, "a set of labels")]],
     # quiz.4
     case("quiz.4", RIGHT_Q4, True), case("quiz.4", list(RIGHT_Q4), True),
     case("quiz.4", {label.replace(" ", "") for label in RIGHT_Q4}, True),
     *[case("quiz.4", wrong, False, says, LQ4) for wrong, says in [
         (RIGHT_Q4 | {"x = x + 1"}, "does not belong"), (RIGHT_Q4 | {"x.clone().zero_()"}, "does not belong"),
-        (RIGHT_Q4 | {"x.add(1)"}, "does not belong"), (RIGHT_Q4 - {"x.detach().zero_()"}, "1 is missing"),
-        (RIGHT_Q4 - {"torch.add(x, 1, out=x)"}, "missing"), (set(), "6 are missing"), ({"x.mul_(2)"}, "not one of")]],
+        (RIGHT_Q4 | {"x.add(1)"}, "does not belong"), (RIGHT_Q4 - {"x.detach().zero_()"}, MISSING),
+        (RIGHT_Q4 - {"torch.add(x, 1, out=x)"}, "missing"), (set(), MISSING), ({"x.mul_(2)"}, "not one of")]],
     # quiz.5
     case("quiz.5", RIGHT_Q5, True),
     case("quiz.5", {k.replace(" ", ""): v.upper() + " " for k, v in RIGHT_Q5.items()}, True),
@@ -579,16 +444,6 @@ CASES = [
         ({"y = y * 2": None}, "is not one of the options"), ({"y.relu_()": "error"}, "not one of the options")]],
     case("quiz.5", {k: v for k, v in RIGHT_Q5.items() if k != "y.mul_(2)"}, False, "the keys should be exactly"),
     case("quiz.5", list(RIGHT_Q5.values()), False, "a dict with the keys"),
-    # quiz.6
-    *[case("quiz.6", right, True) for right in ({"CloneBackward0": 1}, {"CloneBackward0": 1, "MulBackward0": 0},
-                                                Counter({"CloneBackward0": 1}), {"CloneBackward0": np.int64(1)},
-                                                {"CloneBackward0": 1.0})],
-    *[case("quiz.6", wrong, False, says, LQ6) for wrong, says in [
-        ({"CloneBackward0": 2}, "count the node classes"), ({"CloneBackward0": 1, "AccumulateGrad": 1}, "count"),
-        ({"Clone": 1}, "class names that graph_nodes prints"), ({"CloneBackward0": True}, "a dict"),
-        ("CloneBackward0", "a dict"), ({}, "count the node classes"), (1, "a dict")]],
-    case("quiz.6", {"CloneBackward0": 1, "CloneBackward0 ": 1}, False, "each once"),
-    case("quiz.6", {"CloneBackward": 1}, False, "class names that graph_nodes prints"),
     # quiz.7
     *[case("quiz.7", right, True) for right in ((40_000, 0), [40000, 0], (np.int64(40000), 0), (40000.0, 0.0),
                                                 (torch.tensor(40000), torch.tensor(0)))],
@@ -607,19 +462,8 @@ CASES = [
     *[case("quiz.9", right, True) for right in ({"B", "D", "E"}, ["b", "d", "e"], ("(B)", " d", "E"),
                                                 ["B", "D", "E", "E"], "BDE")],
     *[case("quiz.9", wrong, False, says, LQ9) for wrong, says in [
-        ({"B", "D"}, "1 is missing"), ({"B", "D", "E", "C"}, "does not belong"), ({"A", "B", "D", "E"}, "not belong"),
-        ({"B"}, "2 are missing"), (set(), "3 are missing"), ({"F"}, "not one of"), ({2}, "not one of")]],
-    # quiz.10
-    *[case("quiz.10", right, True) for right in ("b", "B", " b ", "(b)")],
-    *[case("quiz.10", wrong, False, says) for wrong, says in [
-        ("a", "makes no copy"), ("c", "__iadd__"), ("d", "wherever the op runs"), ("e", "not one of"),
-        ("bc", "not one of"), (2, "not one of"), (["b"], "not one of")]],
-    # quiz.11
-    *[case("quiz.11", right, True) for right in (HELD_11, np.int64(HELD_11), float(HELD_11), torch.tensor(HELD_11))],
-    *[case("quiz.11", wrong, False, says, LQ11) for wrong, says in [
-        (0, "still alive"), (HELD_11 // 4, "bytes, not elements"), (65_536, "one block's clone"),
-        (HELD_11 + 4 * 256 * 2 * 2 * 4, "outlives the block"), (HELD_11 + 0.5, "whole number"),
-        (str(HELD_11), "whole number"), ([HELD_11], "whole number")]],
+        ({"B", "D"}, "ask of each line"), ({"B", "D", "E", "C"}, "does not belong"), ({"A", "B", "D", "E"}, "not belong"),
+        ({"B"}, MISSING), (set(), MISSING), ({"F"}, "not one of"), ({2}, "not one of")]],
 ]
 
 
@@ -662,4 +506,4 @@ def test_no_example_gives_away_part_of_the_answer():
                  ((example[k], truth[k]) for k in truth) if isinstance(truth, dict) else [(example, truth)])
         assert not (example & truth if isinstance(truth, frozenset) else any(a == b for a, b in parts)), \
             f"{exercise_id}: the example {text} gives away part of the answer"
-    assert checked >= 17, checked   # every literal example there is today
+    assert checked >= 12, checked   # every literal example there is today

@@ -12,11 +12,11 @@ import nbformat
 import torch
 
 import clonelab.exercises
-from clonelab import BasicBlock, SecondCodeBlock, check, measure, resnet, saved_by_node
+from clonelab import BasicBlock, SecondCodeBlock, check, measure, resnet
 from clonelab.exercises import exercise_ids, nb01_05, quiz
 from clonelab.models import Bottleneck, PreActBlock, ReluFirstBlock, conv1x1
 from conftest import ROOT
-from test_exercise_answers import HELD_11, RIGHT_09_1, X_09_3, by_version
+from test_exercise_answers import X_09_3, by_version
 
 # --- the exercises and the notebooks ------------------------------------------------------------------------
 
@@ -39,8 +39,7 @@ def test_the_labels_and_lines_of_the_checks_are_those_the_notebooks_show():
     assert all(f"| {letter} | `{text}` |" in task for letter, text in nb01_05.LINES_04_2.items())
     task = markdown("05_autograd_meets_inplace.ipynb", "Exercise 05.1")
     assert all(f'`"{name}"`' in task for name in nb01_05.OPS_05_1)
-    for labels, marker in [(quiz.QUIZ_3, "Question 3 "), (quiz.QUIZ_4, "Question 4 ")]:
-        assert all(f'`"{label}"`' in markdown("11_summary_and_quiz.ipynb", marker) for label in labels)
+    assert all(f'`"{label}"`' in markdown("11_summary_and_quiz.ipynb", "Question 4 ") for label in quiz.QUIZ_4)
 
 
 def _exercise_cell(exercise_id: str) -> str:
@@ -58,7 +57,7 @@ def test_the_code_a_truth_runs_is_the_code_its_notebook_shows():
     shown = {}
     for info in pkgutil.iter_modules(clonelab.exercises.__path__):
         shown |= getattr(importlib.import_module(f"clonelab.exercises.{info.name}"), "NOTEBOOK_CODE", {})
-    assert {"01.2", "02.1", "04.1", "quiz.2", "quiz.8"} <= set(shown)
+    assert {"01.2", "04.1", "quiz.2", "quiz.8"} <= set(shown)
     for exercise_id, code in shown.items():
         assert code in _exercise_cell(exercise_id), f"{exercise_id}: its notebook no longer shows the code it runs"
 
@@ -70,33 +69,6 @@ def test_02_2_storage_pointers_really_are_zero_without_memory():
     """The premise of the exercise's edge cases, on this torch."""
     assert torch.empty(0).untyped_storage().data_ptr() == 0
     assert torch.empty(3, device="meta").untyped_storage().data_ptr() == 0
-
-
-def test_07_the_measured_answers_pass(capsys):
-    x = torch.zeros(10, 10, dtype=torch.float16)
-    with measure() as m:
-        x.clone()
-    assert check("07.1", m.allocated)
-
-
-def test_08_1_the_computed_answer_passes(capsys):
-    input_data = torch.tensor([1.0])
-    w1, w2 = torch.tensor([2.0], requires_grad=True), torch.tensor([3.0], requires_grad=True)
-    out = input_data + w2 * (w1 * input_data)
-    ((out - 8.5) ** 2).backward()
-    assert check("08.1", (out.item(), w1.grad.item()))
-
-
-def test_09_1_the_expected_number_is_what_the_blocks_see():
-    torch.manual_seed(0)
-    net = resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000)
-    sizes = []
-    for m in net.modules():
-        if isinstance(m, BasicBlock):
-            m.register_forward_pre_hook(lambda module, args: sizes.append(args[0].nbytes))
-    with torch.no_grad():
-        net(torch.randn(8, 3, 224, 224))
-    assert sum(sizes) == RIGHT_09_1
 
 
 def test_09_2_the_blocks_write_as_the_check_expects():
@@ -151,38 +123,3 @@ def test_quiz_7_matches_the_allocator(capsys):
     with measure() as m:
         x[:, :10].clone()
     assert check("quiz.7", (m.allocated, 0))
-
-
-def test_quiz_10_the_written_answer_is_what_pytorch_does(capsys):
-    """b is the reason: the block never writes into x, and BN keeps no output of its own for backward."""
-    torch.manual_seed(0)
-    blocks = {mode: BasicBlock(4, 4, identity=mode) for mode in ("alias", "clone")}
-    blocks["clone"].load_state_dict(blocks["alias"].state_dict())
-    block = blocks["alias"]
-    bn_out = block.bn2(block.conv2(torch.randn(2, 4, 5, 5, requires_grad=True)))
-    kept = {r["saved"] for r in saved_by_node(bn_out) if r["node"] == "NativeBatchNormBackward0"}
-    assert "result0" not in kept and "result" not in kept and "input" in kept
-    x = torch.randn(2, 4, 5, 5, requires_grad=True) * 1.0     # a non-leaf, as between blocks
-    outs, grads = [], []
-    for block in blocks.values():
-        z = x.detach().requires_grad_()
-        out = block(z * 1.0)
-        out.sum().backward()                                   # the in-place += and ReLU raise nothing
-        outs.append(out.detach())
-        grads.append(z.grad)
-    assert torch.equal(*outs) and torch.equal(*grads)
-    before = x._version
-    blocks["alias"](x)
-    assert x._version == before                                # the block only reads x
-    assert check("quiz.10", "b")
-
-
-def test_quiz_11_matches_the_allocator(capsys):
-    """The clone copy of a ResNet-18 holds exactly this much more than the alias copy after a forward pass."""
-    from clonelab import model_clone_cost
-
-    torch.manual_seed(0)
-    cost = model_clone_cost(resnet(SecondCodeBlock, [2, 2, 2, 2], num_classes=1000), torch.randn(quiz.QUIZ_11_SHAPE),
-                            repeat=0)
-    assert cost["extra_net"] == HELD_11
-    assert check("quiz.11", cost["extra_net"])

@@ -136,16 +136,6 @@ def outcomes(keys: Iterable[str], values: Iterable[str]) -> Callable:
     return parse
 
 
-def node_counts(answer: Any) -> tuple[tuple[str, int], ...]:
-    """Parser: a dict {autograd node class name: a whole number}, zeros left out, as sorted pairs."""
-    if not isinstance(answer, Mapping) or not all(isinstance(k, str) for k in answer):
-        raise Unreadable
-    counts = {k.strip(): whole(v) for k, v in answer.items()}
-    if len(counts) != len(answer) or any(not re.fullmatch(r"\w+Backward\d+|AccumulateGrad", k) for k in counts):
-        raise Unreadable("use the class names that graph_nodes prints, each once, such as MulBackward0")
-    return tuple(sorted((k, v) for k, v in counts.items() if v))
-
-
 def inplace_error(err: BaseException) -> str:
     """Which in-place error ``err`` is: "leaf" (a write into a leaf that requires grad) or "saved"; else raise it."""
     for kind, words in (("leaf", "leaf Variable"), ("saved", "modified by an inplace operation")):
@@ -240,7 +230,7 @@ def _unanswered(answer: Any) -> bool:
 
 
 def _compare(ex: Exercise, given: Any) -> bool | str:
-    """True, or the hint for a wrong answer: its own, the one for a wrong option or part, or a count."""
+    """True, or the hint for a wrong answer: its own, the one for a wrong option or part, or what kind of wrong."""
     if ex.id not in _TRUTHS:
         torch.manual_seed(0)   # inside check's fork_rng: a truth that draws random tensors is the same every time
         _TRUTHS[ex.id] = ex.truth()
@@ -252,10 +242,10 @@ def _compare(ex: Exercise, given: Any) -> bool | str:
         return by_answer[given]
     if isinstance(truth, frozenset):
         hint = next((h for k, h in ex.wrong_options.items() if k in given ^ truth), None)
-        extra, missing = len(given - truth), len(truth - given)
-        return hint or " and ".join(
-            ([f"{extra} of your choices {'does' if extra == 1 else 'do'} not belong"] if extra else [])
-            + ([f"{missing} {'is' if missing == 1 else 'are'} missing"] if missing else [])) + f"; {ex.hint}"
+        # what is wrong, never how many: a count would turn the exercise into elimination
+        wrong = [what for what, found in (("something in your set does not belong", given - truth),
+                                          ("something is missing", truth - given)) if found]
+        return hint or " and ".join(wrong) + f"; {ex.hint}"
     if isinstance(truth, dict):
         bad, by_value = [k for k in truth if given[k] != truth[k]], ex.wrong_values(truth)
         hint = next(filter(None, (by_value.get((k, given[k])) or ex.wrong_parts.get(k) for k in bad)), None)

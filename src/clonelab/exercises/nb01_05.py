@@ -14,7 +14,6 @@ from clonelab.inspection import shares_storage
 NOTEBOOK_CODE = {
     "01.2": ("a = torch.tensor([2., 3., 4.], requires_grad=True)\nb = a.clone()\nc = a\nd = a.detach()\n"
              "e = a.detach().clone()\nloss = (b * c + d * e).sum()\nloss.backward()"),
-    "02.1": "xs = [1, 2]\nys = xs\nys += [3]\nys = ys + [4]",
     "04.1": "a = torch.zeros(3)\nb = a\nc = a[1:]\na += 1\nc.mul_(2)\nb = b + 1\nb.add_(1)",
 }
 LINES_04_2 = {"A": "x = x * 2", "B": "x *= 2", "C": "x[:, 0] = 0", "D": "x.t().add_(1)", "E": "x.clamp(min=0)",
@@ -49,16 +48,17 @@ def after_write(op: Callable, line: str) -> str:
     return "right gradient" if torch.allclose(x.grad, meant, rtol=0, atol=1e-6) else "wrong gradient"
 
 
-def _reads_only(answer, cases, what: str, expected, also=None) -> bool | str:
-    """``answer(x, *rest)`` must leave x alone and return ``expected(x, *rest)``; ``also(result, x)`` may object."""
+def _reads_only(answer, cases, what: str, expected, also=None, name: str = "x") -> bool | str:
+    """``answer(x, *rest)`` must leave x alone and return ``expected(x, *rest)``; ``also(result, x)`` may object.
+    The hints call x by ``name``, the parameter's name in the notebook."""
     for x, *rest in cases:
         before, state = x.detach().clone(), (x._version, x.requires_grad)
         want, got = expected(before, *rest), call_answer(answer, x, *rest)
         if (x._version, x.requires_grad) != state or not torch.equal(x.detach(), before):
-            return ("your function wrote into x (its values or its version counter changed): an alias such as "
-                    "identity = x would see that; it should only read x")
+            return (f"your function wrote into {name} (its values or its version counter changed): an alias such "
+                    f"as identity = {name} would see that; it should only read {name}")
         if got.shape != want.shape:
-            return f"for x of shape {tuple(x.shape)} the result should have shape {tuple(want.shape)}"
+            return f"for {name} of shape {tuple(x.shape)} the result should have shape {tuple(want.shape)}"
         if got.dtype != want.dtype or not torch.equal(got.detach(), want):
             return f"the result is not {what}"
         if also and (problem := also(got, x)):
@@ -87,7 +87,7 @@ def _independent_copy(answer):
     leaf.grad = torch.tensor([1.0, 2.0, 3.0])
     cases = [(leaf,), (torch.tensor([1.0, -1.0], requires_grad=True) * 5,),   # a leaf, a non-leaf,
              (torch.arange(6).view(2, 3).t(),)]                                  # a non-contiguous int64 tensor
-    return _reads_only(answer, cases, "a copy of x: the same values, shape and dtype", lambda x: x, unlinked)
+    return _reads_only(answer, cases, "a copy of t: the same values, shape and dtype", lambda x: x, unlinked, "t")
 
 
 @function_exercise("02.2", "same_storage", "compare the storages themselves, not where each tensor's first element is")
@@ -97,18 +97,19 @@ def _same_storage(answer):
     view = "views (another tensor object, the same memory) share storage too"
     later = "a slice that starts later has another data_ptr() but lives in the same storage"
     own = "a clone, or a tensor made separately, has its own storage even when the values are equal"
-    zero = ("right for ordinary tensors, but two separate storages with no memory behind them ({}) both have the "
-            "storage pointer 0, so a pointer cannot tell them apart; ask whether x and y hold the very same storage "
-            "object")
+    zero = ("right for ordinary tensors, but not for two separate {}: what is the data_ptr() of a tensor with no "
+            "memory behind it, such as {}? Then ask what such a pointer can tell apart")
+    empty = zero.format("empty tensors", "torch.empty(0)")
     return tells_apart(answer, [
         ((base, base), True, view), ((grid, grid.t()), True, view), ((base, base[3:]), True, later),
         ((base[:4], base[8:]), True, later), ((grid[:, 1], base), True, later),
         ((base, base.view(torch.int32)), True, view),   # another dtype, the same bytes
         ((base, base.clone()), False, own), ((base, torch.arange(12.0)), False, own),
         ((base[3:], base.clone()[3:]), False, own),
-        ((torch.empty(0), torch.empty(0)), False, zero.format("empty tensors")),
-        ((torch.zeros(2, 0), torch.empty(0)), False, zero.format("empty tensors")),
-        ((meta, meta[1:]), True, later), ((meta, torch.empty(3, device="meta")), False, zero.format("meta tensors"))])
+        ((torch.empty(0), torch.empty(0)), False, empty),
+        ((torch.zeros(2, 0), torch.empty(0)), False, empty),
+        ((meta, meta[1:]), True, later), ((meta, torch.empty(3, device="meta")), False,
+         zero.format("meta tensors", 'torch.empty(3, device="meta")'))])
 
 
 @function_exercise("02.3", "add_into",
@@ -141,20 +142,6 @@ function_exercise("03.2", "column", "look for an indexing form or a method that 
                                                       (torch.arange(20.0).view(4, 5).t(), 2),
                                                       (torch.arange(6.0).view(2, 3), 2)],
                                              "column j of x", lambda x, j: x[:, j], _view))
-function_exercise("03.3", "flat", "you need something that returns a view when the strides allow it and copies only "
-                                  "when they do not",
-                  lambda answer: _reads_only(answer, [(torch.arange(12.0).view(3, 4),),
-                                                      (torch.arange(12.0).view(3, 4).t(),),
-                                                      (torch.arange(24.0).view(2, 3, 4),),
-                                                      (torch.arange(24.0).view(2, 3, 4).permute(2, 0, 1),)],
-                                             "x's elements in row-major order, in 1-D",
-                                             lambda x: x.contiguous().view(-1),
-                                             lambda got, x: x.is_contiguous() and _view(got, x)))
-
-
-function_exercise("04.3", "safe_relu", "compute the result out of place, or write into a copy; never into x",
-                  lambda answer: _reads_only(answer, [(torch.randn(8, generator=torch.Generator().manual_seed(seed)),)
-                                                      for seed in (0, 1)], "relu(x)", torch.relu))
 
 
 @function_exercise("05.2", "fixed",
@@ -181,50 +168,16 @@ def _fixed_sigmoid_double(answer):
     return True
 
 
-@function_exercise("05.3", "step",
-                   "turn gradient tracking off for the update, then change w's own memory with an in-place op")
-def _sgd_step(answer):
-    for lr in (0.1, 0.5):
-        w = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
-        (w ** 2).sum().backward()
-        grad, before, ptr, version = w.grad.clone(), w.detach().clone(), w.data_ptr(), w._version
-        try:
-            call_answer(answer, w, lr, returns=None)
-        except RuntimeError as err:
-            if inplace_error(err) != "leaf":   # any other error: the answer's, reported by check
-                raise
-            return "the update raised the leaf error: autograd is still recording it"
-        if torch.equal(w.detach(), before):
-            return ("w did not change: step must write the new values into the tensor w itself (doing nothing, or "
-                    "binding the name w to a new tensor inside step, leaves the caller's w as it was)")
-        if w.data_ptr() != ptr:
-            return "w has new memory: the update must write into w's existing memory"
-        if not torch.allclose(w.detach(), before - lr * grad, rtol=1e-6, atol=1e-7):
-            return "w changed, but not to w - lr * w.grad"
-        if not (w.is_leaf and w.requires_grad and w.grad_fn is None):
-            return "after the step w must still be a leaf that requires grad"
-        if w._version == version:
-            return ("the values are right but w._version did not move: autograd cannot see this write (the .data "
-                    "trap; a write through a NumPy array is the same)")
-    return True
-
-
 register(
     Exercise("01.2", hint="follow each of b, c, d, e back to a: which ones does autograd see as functions of a, and "
                           "which are constants?",
-             form="three numbers, one per element of a", parse=numbers(3),
-             truth=snippet(NOTEBOOK_CODE["01.2"], "tuple(a.grad.tolist())"),
+             form="three numbers, one per element of a",
+             parse=numbers(3), truth=snippet(NOTEBOOK_CODE["01.2"], "tuple(a.grad.tolist())"),
              wrong_answers=lambda t: {
                  tuple(2 * v for v in t): "detach() cuts a tensor out of the graph: d and e are constants to autograd",
                  tuple(v / 2 for v in t): "clone() is differentiable and c is a itself: both factors of b * c depend "
                                           "on a",
                  (0.0,) * 3: "loss depends on a through b and c; a backward pass does reach a"}),
-    Exercise("02.1", hint="work line by line: which lines change the shared list, and which make a new one?",
-             form="your prediction as a list, such as [7, 8]", parse=numbers(integral=True),
-             truth=snippet(NOTEBOOK_CODE["02.1"], "tuple(xs)"),
-             wrong_answers=lambda t: {
-                 (1, 2): "a list has __iadd__, so ys += [3] changes the list that both names share",
-                 t + (4,): "ys + [4] builds a new list and only the name ys moves to it"}),
     Exercise("03.1", hint="a stride counts the storage elements you skip to move one step along a dimension; "
                           "permute reorders the dimensions, and each stride moves with its dimension",
              form="the strides as a tuple of three ints, like the one `t.stride()` returns",
@@ -235,7 +188,8 @@ register(
                  torch.zeros(4, 2, 3).stride(): "those are the strides of a new contiguous tensor of shape (4, 2, 3); "
                                                 "permute copies nothing, so it reuses x's strides in the new order"}),
     Exercise("04.1", hint="count the writes into a's storage; one line rebinds a name to a new tensor",
-             form="the version as an int", parse=whole, truth=snippet(NOTEBOOK_CODE["04.1"], "a._version"),
+             form="the number of writes into a's memory, as an int", parse=whole,
+             truth=snippet(NOTEBOOK_CODE["04.1"], "a._version"),
              wrong_answers=lambda t: {v: "too many: after `b = b + 1`, the name b refers to a new tensor with its own "
                                          "counter, so writes into it do not count for a" if v > t else
                                          "too few: a view shares its base's version counter, so a write through c "

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from collections import Counter
 
 import torch
 import torch.nn.functional as F
 
-from clonelab.cost import block_inputs, model_clone_cost
+from clonelab.cost import model_clone_cost
 from clonelab.exercises._core import (TOLERANCE, Exercise, Unreadable, call_answer, choices, function_exercise,
                                       inplace_error, nbytes_of, numbers, one_of, outcomes, register, snippet,
                                       tells_apart, whole)
@@ -21,22 +20,9 @@ from clonelab.models import (BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock
                              conv1x1, resnet, toy_residual)
 
 TOY_FIELDS = [f.name for f in dataclasses.fields(ToyResidual)]
-SHAPE_09_1, SHAPE_09_3 = (8, 3, 224, 224), (8, 64, 32, 32)
-_POST = ("input_data = torch.tensor([1.0]); weight1 = torch.tensor([2.0], requires_grad=True); "
-         "weight2 = torch.tensor([3.0], requires_grad=True); feature = weight1 * input_data; ")
-_POST_08_1 = {skip: snippet(_POST + f"out = {skip} + weight2 * feature; ((out - 8.5) ** 2).sum().backward()",
-                            "{'output': out.item(), 'weight1_grad': weight1.grad.item()}")
-              for skip in ("feature", "input_data")}
+SHAPE_09_3 = (8, 64, 32, 32)
 MADE_08_3 = {"add": "a + b", "exp": "torch.exp(a)", "bn": "bn(a)", "tanh": "torch.tanh(a)", "leaf": "a", "mul": "a * b"}
 SAID_08_3 = {None: "silent", "saved": "backward error", "leaf": "immediate error"}
-
-
-@functools.cache
-def resnet18_inputs(*shape: int) -> tuple[tuple[int, bool], ...]:
-    """(bytes of its input, does it downsample: then its shortcut saves the clone) per block of ResNet-18."""
-    net = resnet(SecondCodeBlock, [2, 2, 2, 2], num_classes=1000)  # real tensors: the meta device's first use is slower
-    sizes = block_inputs(net, torch.zeros(*shape))
-    return tuple((n, net.get_submodule(name).downsample is not None) for name, n in sizes.items())
 
 
 def _close(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
@@ -63,8 +49,8 @@ def _extra_07_3() -> dict[str, int]:
 
 
 @function_exercise("06.1", "make",
-                   "read the Counter as a recipe: two leaves, one multiplication, one sigmoid, one sum; "
-                   "graph_nodes(make(a, b)) shows what you built")
+                   "read the node names in the Counter, and how many of each it asks for; graph_nodes(make(a, b)) "
+                   "shows what you built")
 def _graph_from_counts(answer):
     target = Counter({"AccumulateGrad": 2, "MulBackward0": 1, "SigmoidBackward0": 1, "SumBackward0": 1})
     for shape in [(4,), (2, 2)]:
@@ -81,8 +67,8 @@ def _graph_from_counts(answer):
     return True
 
 
-@function_exercise("07.2", "clone_cost", "count the elements the tensor shows and the bytes each one takes in the "
-                                         "tensor's dtype; how they are laid out in storage does not matter")
+@function_exercise("07.2", "clone_cost", "a clone copies what the tensor shows, not the storage behind it; work out "
+                                         "what that is in bytes for any shape and dtype")
 def _clone_cost(answer):
     big = torch.ones(100, 100)
     for t in [torch.ones(7), torch.ones(3, 5, dtype=torch.float64),
@@ -139,16 +125,6 @@ def _fixed_block(answer):
         if not all(_close(a.grad, b.grad) for a, b in zip(leaves, leaves_ref)):
             return f"with {name}, the output is right but the gradients are not"
     return True
-
-
-def _wrong_09_1(total: int) -> dict[int, str]:
-    blocks = resnet18_inputs(*SHAPE_09_1)
-    return {**dict.fromkeys((n for n, _ in blocks), "that is the input of one block; every block clones its own input"),
-            total // 4: "that looks like a number of elements; the question asks for bytes (float32: 4 bytes each)",
-            nbytes_of(*SHAPE_09_1) * len(blocks): "the blocks' inputs are not the images: the stem changes their "
-                                                  "shape before the first block",
-            sum(n for n, down in blocks if down) + blocks[-1][0]: "that is the extra at the peak; the question asks "
-                                                                  "for the total allocated"}
 
 
 class _Writes(torch.nn.Module):
@@ -242,18 +218,6 @@ register(
              truth=snippet("r = toy_residual('clone', backward=False)", "next(name for name in TOY_FIELDS "
                            "if getattr(r, name) is r.feature2.grad_fn._saved_other)",
                            toy_residual=toy_residual, TOY_FIELDS=TOY_FIELDS)),
-    Exercise("06.3", hint="a node is recorded only for an op on a tensor that requires grad; compare graph_nodes "
-                          "of the two blocks' outputs",
-             form="a whole number (an int), such as the result of graph_nodes(...)[...]", parse=whole,
-             truth=lambda: (graph_nodes(BasicBlock(4, 4, identity="clone")(torch.randn(1, 4, 5, 5)).sum())
-                            - graph_nodes(BasicBlock(4, 4)(torch.randn(1, 4, 5, 5)).sum()))["CloneBackward0"]),
-    Exercise("07.1", hint="measure() a clone of that tensor and read m.allocated",
-             form="a whole number of bytes, an int", parse=whole,
-             truth=lambda: torch.zeros(10, 10, dtype=torch.float16).clone().untyped_storage().nbytes(),
-             wrong_answers=lambda t: {
-                 torch.zeros(10, 10).numel(): "that is the number of elements; how many bytes does each float16 "
-                                              "element take?",
-                 torch.zeros(10, 10).nbytes: "that would be float32; the tensor is float16"}),
     Exercise("07.3", hint="measure() both variants and subtract; then compare saved_for_backward(...).nbytes",
              form='a dict with exactly the keys "allocated" and "saved", each a whole number of bytes',
              parse=numbers(integral=True, names=("allocated", "saved")), truth=_extra_07_3,
@@ -262,21 +226,6 @@ register(
                                      "torch.randn(4, 16, 64, 64)"},
              wrong_parts={"allocated": "compare what the two forward passes allocate",
                           "saved": "the allocation is right; now count what each variant keeps for backward"}),
-    Exercise("08.1", hint="output = input + weight2 * weight1 * input; differentiate the loss (output - 8.5) ** 2 "
-                          "with respect to weight1 by the chain rule",
-             form="a tuple (output, weight1_grad) of two numbers",
-             parse=numbers(names=("output", "weight1_grad")), truth=_POST_08_1["input_data"],
-             wrong_values=lambda t: {
-                 ("output", _POST_08_1["feature"]()["output"]): "that is the output of the post's model, where the "
-                                                                "skip carries feature; here it carries the input",
-                 ("output", t["weight1_grad"]): "your first number is weight1's gradient: the order is (output, "
-                                                "weight1_grad)",
-                 ("weight1_grad", _POST_08_1["feature"]()["weight1_grad"]):
-                     "that is the post's gradient; with the input on the skip, weight1 only reaches the output "
-                     "through the branch"},
-             wrong_parts={"output": "the output is not right yet: the skip now adds the input, not feature",
-                          "weight1_grad": "the output is right; recompute weight1's gradient: d loss / d output "
-                                          "changes too"}),
     Exercise("08.3", hint='ask of each op: does its backward need its own output? Is x a leaf? Use "silent", '
                           '"backward error" or "immediate error"',
              form=f"a dict with the keys {list(MADE_08_3)}", parse=outcomes(MADE_08_3, SAID_08_3.values()),
@@ -285,10 +234,6 @@ register(
                                                     a=torch.randn(2, 3, 4, 4, requires_grad=True),
                                                     b=torch.randn(2, 3, 4, 4, requires_grad=True))]
                             for key, made in MADE_08_3.items()}),
-    Exercise("09.1", hint="the clone copies each block's input once; add up the bytes of the inputs of all 8 blocks "
-                          "(forward pre-hooks on the blocks see them)",
-             form="a whole number of bytes (an int)", parse=whole,
-             truth=lambda: sum(n for n, _ in resnet18_inputs(*SHAPE_09_1)), wrong_answers=_wrong_09_1),
     Exercise("09.3", hint="the clone lives until the block returns, unless something saved it for backward; look "
                           "at what a convolution saves",
              form="a tuple (plain_block, downsampling_block) of two ints",
@@ -306,6 +251,8 @@ register(
                           "or do the two runs now do different things",
              form='a set of letters, e.g. {"D", "F"}', parse=choices("ABCDEF"),
              truth=lambda: frozenset("ABCE"),   # written down: a test runs the dozen trainings it takes
-             wrong_options={"D": "one of your letters makes the block write into its input: the alias then sees the "
-                                 "change", "F": "one of your letters changes the training of one run only"}),
+             wrong_options={"D": "for each of your letters, compare the two runs' blocks: could identity hold "
+                                 "something other than the x the block was given when it is added?",
+                            "F": "for each of your letters, compare the two runs' setups: is everything but alias "
+                                 "against clone the same in both?"}),
 )
