@@ -125,8 +125,8 @@ class measure:
 
     ``device="cpu"``: the profiler's every allocation and free, exact to the byte each op requests (the allocator's
     alignment and the tensor objects come on top); frees of memory allocated before the block are ignored.
-    ``"cuda"``: the caching allocator's blocks, each request rounded up to a multiple of 512 bytes; one over 1 MiB
-    may get up to about 1 MiB more than the rounded request. Blocks nest; the report fills in at exit.
+    ``"cuda"``: the caching allocator's blocks; with the default ``PYTORCH_CUDA_ALLOC_CONF``, each request is rounded
+    up to a multiple of 512 bytes, and one over 1 MiB may get a cached block up to about 1 MiB larger. Blocks nest; the report fills in at exit.
 
     >>> x = torch.ones(256)
     >>> with measure() as m:

@@ -121,9 +121,10 @@ DECISION_CHART = (
                           "x[...] = ...   x.copy_(...)   out=x"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
-    ("recording", "question", "Is autograd recording? (grad mode on, and x\nor a weight that meets it requires grad)"),
-    ("unchecked", "silent", "Nothing is checked: identity sees the write.\nFix: make the write out of place,\n"
-                            "or identity = x.clone()."),
+    ("recording", "question", "Does autograd record the block? (grad mode\non, and x or a weight requires grad)"),
+    ("unchecked", "silent", "The block saves nothing, so its write is not\nchecked: identity sees it. (A tensor saved\n"
+                            "earlier, with grad on, still raises at backward.)\nFix: make the write out of place, "
+                            "or clone."),
     ("leaf", "question", "Is x a leaf that requires grad, or a view\nautograd guards? (a view of such a leaf;\n"
                          "an output of chunk, split, unbind;\na view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
