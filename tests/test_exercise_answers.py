@@ -423,7 +423,7 @@ CASES = [
     *[case("quiz.2", right, True) for right in ([1.0, 1.0, 1.0], [1, 1, 1], (1, 1, 1), torch.ones(3), np.ones(3),
                                                 torch.ones(3, dtype=torch.int64))],
     *[case("quiz.2", wrong, False, says, LQ2) for wrong, says in [
-        ([0, 0, 0], "y += 1 is not"), ([2, 2, 2], "y = y * 2 makes a new tensor"), ([5, 2, 2], "y[0] = 5"),
+        ([0, 0, 0], "y += 1 is not"), ([2, 2, 2], "ask of y = y * 2"), ([5, 2, 2], "y[0] = 5"),
         ([5, 1, 1], "y[0] = 5"), ([3, 3, 3], "follow which tensor"), ([1, 1], "three values"),
         ([1, 1, 1, 1], "three values"), ("111", "three values"), ([True, True, True], "three values"),
         (torch.ones(2, 2), "three values")]],

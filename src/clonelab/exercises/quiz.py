@@ -45,7 +45,7 @@ register(
              truth=snippet(NOTEBOOK_CODE["quiz.2"], "tuple(x.tolist())"),
              wrong_answers=lambda t: {
                  (5.0, *t[1:]): _Y_AT_THAT_MOMENT, (5.0, *(2 * v for v in t[1:])): _Y_AT_THAT_MOMENT,
-                 tuple(2 * v for v in t): "y = y * 2 makes a new tensor and moves the name y; x is not touched by it",
+                 tuple(2 * v for v in t): "ask of y = y * 2: does it write into the tensor y names, or make a new one and move the name y?",
                  (0.0,) * 3: "y += 1 is not y = y + 1 for a tensor"}),
     Exercise("quiz.4", hint="a write into x changes the memory x names; a new tensor, or a rebound name, does not. "
                             "Ask of each line which memory it writes to",
