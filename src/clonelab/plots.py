@@ -121,12 +121,12 @@ DECISION_CHART = (
                           "x[...] = ...   x.copy_(...)   out=x"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
-    ("recording", "question", "Does autograd record the block? (grad mode\non, and x or a weight requires grad)"),
+    ("recording", "question", "Does autograd record the block? (grad mode on,\nand x or a tensor combined with it requires grad)"),
     ("unchecked", "silent", "The block saves nothing, so its write is not\nchecked: identity sees it. (A tensor saved\n"
                             "earlier, with grad on, still raises at backward.)\nFix: make the write out of place, "
                             "or clone."),
-    ("leaf", "question", "Is x a leaf that requires grad, or a view\nautograd guards? (a view of such a leaf;\n"
-                         "an output of chunk, split, unbind;\na view made under no_grad)"),
+    ("leaf", "question", "Does the write go into a leaf that requires\ngrad, or a view autograd guards? (a view of\n"
+                         "such a leaf; an output of chunk, split,\nunbind; a view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
     ("saved", "question", "Has autograd saved x for backward?\n(relu, sigmoid, exp keep their output x;\n"
                           "conv keeps its input; mul keeps a factor\nwhose partner needs a gradient; a view or\n"
