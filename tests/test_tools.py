@@ -110,39 +110,57 @@ def test_timings_counts_and_formula_on_a_notebook_object():
     # "99", "A", "title", "Two", "sentences", "[with", "a", "link]", "here." + "a", "b", "`x", "1`" + "**Predict:**", "it"
     # (the stamped time marker is not read)
     assert counts == {"words": 15, "code_cells": 2, "predictions": 1, "exercises": 1, "quiz": 1}
-    # 15/120 + 0.25*2 + 2*30/60 + 1 + 6 + 3 + 5 = 16.63 minutes, rounded up to 20
-    assert reading_time.suggested_minutes(counts, run_seconds=30.0) == 20
+    rt = reading_time   # the formula's constants are calibrated (tools/reading_time.py): the test reads them
+
+    def rounded_up(minutes):
+        return rt.ROUND_TO * -(-minutes // rt.ROUND_TO)
+
+    once = (15 / rt.READ_WPM + 2 * rt.MIN_PER_CODE_CELL + rt.MIN_PER_PREDICTION + rt.MIN_PER_EXERCISE
+            + rt.MIN_PER_QUIZ + rt.DISCUSSION_MIN)
+    assert reading_time.suggested_minutes(counts, run_seconds=30.0) == rounded_up(once + rt.RUN_FACTOR * 30 / 60)
     zero = {"words": 0, "code_cells": 0, "predictions": 0, "exercises": 0, "quiz": 0}
-    assert reading_time.suggested_minutes(zero, 0.0) == 5
-    assert reading_time.suggested_minutes({**zero, "predictions": 1}, 0.0) == 10
+    assert reading_time.suggested_minutes(zero, 0.0) == rounded_up(rt.DISCUSSION_MIN)
+    assert reading_time.suggested_minutes({**zero, "predictions": 1}, 0.0) == \
+        rounded_up(rt.DISCUSSION_MIN + rt.MIN_PER_PREDICTION)
     table = run_notebooks.timings_table([("99_a_title.ipynb", 30.0, counts), ("98_b.ipynb", 0.0, counts)])
-    assert "| 99_a_title | 30.0 | 15 | 2 | 1 | 1 | 1 | 20 |" in table
-    # the second notebook, with no run time, takes 15.63 minutes: 20
-    assert table.splitlines()[-1] == "| **total** | 30.0 | 30 | 4 | 2 | 2 | 2 | **40** (0 h 40 min) |"
+    first, second = reading_time.suggested_minutes(counts, 30.0), reading_time.suggested_minutes(counts, 0.0)
+    assert f"| 99_a_title | 30.0 | 15 | 2 | 1 | 1 | 1 | {first} |" in table
+    total = first + second
+    assert table.splitlines()[-1] == (f"| **total** | 30.0 | 30 | 4 | 2 | 2 | 2 | **{total}** "
+                                      f"({total // 60} h {total % 60:02d} min) |")
     assert str(reading_time.READ_WPM) in reading_time.TIMINGS_FORMULA and "predictions" in reading_time.TIMINGS_FORMULA
 
 
 def test_time_markers_follow_the_core_path_and_restamping_changes_nothing():
     v4 = nbformat.v4
-    deeper = v4.new_markdown_cell("<details><summary>Deeper: more</summary>\n\n" + "word " * 600 + "\n</details>")
+    rt = reading_time   # whatever the calibrated constants: 5 minutes of words, a prediction, an exercise
+    words = "word " * (5 * rt.READ_WPM)
+    deeper = v4.new_markdown_cell("<details><summary>Deeper: more</summary>\n\n" + words + "\n</details>")
     nb = v4.new_notebook(cells=[
         v4.new_markdown_cell("# 99 · A title"),
-        v4.new_markdown_cell("## First\n\n" + "word " * 600),      # 5 min
+        v4.new_markdown_cell("## First\n\n" + words),            # 5 min
         deeper,                                                    # not on the core path
         v4.new_code_cell("# Deeper (optional): not counted\nx = 1"),
-        v4.new_markdown_cell("## Second\n\n**Predict:** this."),    # 1 min of prediction
+        v4.new_markdown_cell("## Second\n\n**Predict:** this."),    # one prediction, and 2 words
         v4.new_markdown_cell("## Exercises"),
         v4.new_code_cell("answer = 1\nassert check('09.1', answer)", metadata={"tags": ["solution"]}),
         v4.new_markdown_cell("## Summary"),
     ])
+    # the words: the title 3 ("99", "A", "title"), First 1 + 5 minutes' worth, Second 3, Exercises 1, Summary 1
+    at = [3, 4 + 5 * rt.READ_WPM, 7 + 5 * rt.READ_WPM, 8 + 5 * rt.READ_WPM, 9 + 5 * rt.READ_WPM]
+    second = round(at[1] / rt.READ_WPM)
+    exercises = round(at[2] / rt.READ_WPM + rt.MIN_PER_PREDICTION)
+    summary = round(at[3] / rt.READ_WPM + rt.MIN_PER_PREDICTION + rt.MIN_PER_EXERCISE)
     marks, total = reading_time.core_timeline(nb)
-    assert [(h, m) for _, h, m in marks] == [("First", 0), ("Second", 5), ("Exercises", 6), ("Summary", 12)]
-    assert total == 12
-    assert reading_time.core_split(nb) == (6, 6, 0)               # before, for and after the exercises: as the markers add
+    assert [(h, m) for _, h, m in marks] == [("First", round(at[0] / rt.READ_WPM)), ("Second", second),
+                                             ("Exercises", exercises), ("Summary", summary)]
+    assert total == round(at[4] / rt.READ_WPM + rt.MIN_PER_PREDICTION + rt.MIN_PER_EXERCISE)
+    before, practice, after = reading_time.core_split(nb)         # before, for and after the exercises: as the markers add
+    assert (before, before + practice, before + practice + after) == (exercises, summary, total)
     stamp.stamp_time_markers(nb)
     assert "⏱" not in nb.cells[1].source                  # under 3 minutes: no marker
-    assert nb.cells[4].source.splitlines()[1] == stamp.time_marker(5)
-    assert nb.cells[7].source.splitlines()[1] == stamp.time_marker(12, "the exercises")
+    assert nb.cells[4].source.splitlines()[1] == stamp.time_marker(second)
+    assert nb.cells[7].source.splitlines()[1] == stamp.time_marker(summary, "the exercises")
     assert "the exercises included" in nb.cells[7].source and "included" not in nb.cells[5].source
     again = nbformat.writes(nb)
     stamp.stamp_time_markers(nb)
