@@ -236,37 +236,37 @@ CASES = [
     case("01.2", [4.0, 6.0], False, "three numbers", ("4",)),
     case("01.2", "four six eight", False, "three numbers", ("4",)),
     case("01.2", {8.0, 6.0, 4.0}, False, "three numbers", ("4",)),   # a set has no order: refused where it matters
-    # 02.2
-    case("02.2", lambda x, y: x.untyped_storage() is y.untyped_storage(), True),
-    case("02.2", lambda x, y: id(x.untyped_storage()) == id(y.untyped_storage()), True),
-    case("02.2", shares_storage, True),
-    case("02.2", lambda x, y: x.untyped_storage()._cdata == y.untyped_storage()._cdata, True),
-    case("02.2", lambda x, y: _root(x).untyped_storage() is _root(y).untyped_storage(), True),
-    case("02.2", lambda x, y: x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr(), False,
+    # 02.1
+    case("02.1", lambda x, y: x.untyped_storage() is y.untyped_storage(), True),
+    case("02.1", lambda x, y: id(x.untyped_storage()) == id(y.untyped_storage()), True),
+    case("02.1", shares_storage, True),
+    case("02.1", lambda x, y: x.untyped_storage()._cdata == y.untyped_storage()._cdata, True),
+    case("02.1", lambda x, y: _root(x).untyped_storage() is _root(y).untyped_storage(), True),
+    case("02.1", lambda x, y: x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr(), False,
          "the data_ptr() of a tensor with no memory behind it, such as torch.empty(0)?", L02_2 + ("same storage",)),
-    case("02.2", lambda x, y: _root(x).untyped_storage().data_ptr() == _root(y).untyped_storage().data_ptr(), False,
+    case("02.1", lambda x, y: _root(x).untyped_storage().data_ptr() == _root(y).untyped_storage().data_ptr(), False,
          "no memory behind it", L02_2 + ("same storage",)),
-    case("02.2", lambda x, y: x.data_ptr() - x.storage_offset() * x.element_size()
+    case("02.1", lambda x, y: x.data_ptr() - x.storage_offset() * x.element_size()
          == y.data_ptr() - y.storage_offset() * y.element_size(), False, "no memory behind it", L02_2),
-    case("02.2", lambda x, y: x.data_ptr() == y.data_ptr(), False, "another data_ptr()", L02_2),
-    case("02.2", lambda x, y: x is y, False, "views", L02_2),
-    case("02.2", lambda x, y: id(x) == id(y), False, "views", L02_2),
-    case("02.2", lambda x, y: True, False, "clone", L02_2),
-    case("02.2", lambda x, y: ..., False, "still returns ...", L02_2),
-    case("02.2", lambda x, y: x.shape == y.shape and x.dtype == y.dtype and bool(torch.equal(x, y)), False,
+    case("02.1", lambda x, y: x.data_ptr() == y.data_ptr(), False, "another data_ptr()", L02_2),
+    case("02.1", lambda x, y: x is y, False, "views", L02_2),
+    case("02.1", lambda x, y: id(x) == id(y), False, "views", L02_2),
+    case("02.1", lambda x, y: True, False, "clone", L02_2),
+    case("02.1", lambda x, y: ..., False, "still returns ...", L02_2),
+    case("02.1", lambda x, y: x.shape == y.shape and x.dtype == y.dtype and bool(torch.equal(x, y)), False,
          "views", L02_2),
-    case("02.2", 42, False, "the function same_storage", L02_2),
+    case("02.1", 42, False, "the function same_storage", L02_2),
     # same_storage must say True or False, not a truthy or falsy stand-in
-    *[case("02.2", fn, False, "True or False", L02_2) for fn in (lambda x, y: "yes" if x.untyped_storage() is
+    *[case("02.1", fn, False, "True or False", L02_2) for fn in (lambda x, y: "yes" if x.untyped_storage() is
                                                                 y.untyped_storage() else "", lambda x, y: 1)],
-    # 02.3
-    case("02.3", _iadd, True), case("02.3", _add_, True), case("02.3", _index, True),
-    case("02.3", lambda x, y: x.copy_(x + y), True), case("02.3", _ellipsis_index, True),
-    case("02.3", lambda x, y: torch.add(x, y, out=x), True), case("02.3", _iadd_and_return, True),
-    case("02.3", _rebind, False, "only moves the local name"), case("02.3", lambda x, y: x + y, False, "only moves"),
-    case("02.3", _swap_storage, False, "keep its memory"), case("02.3", lambda x, y: x.set_(x + y), False, "keep its"),
-    case("02.3", _adds_into_y, False, "leave y alone"), case("02.3", _doubles, False, "x + y"),
-    case("02.3", "x += y", False, "the function add_into"),
+    # 02.2
+    case("02.2", _iadd, True), case("02.2", _add_, True), case("02.2", _index, True),
+    case("02.2", lambda x, y: x.copy_(x + y), True), case("02.2", _ellipsis_index, True),
+    case("02.2", lambda x, y: torch.add(x, y, out=x), True), case("02.2", _iadd_and_return, True),
+    case("02.2", _rebind, False, "only moves the local name"), case("02.2", lambda x, y: x + y, False, "only moves"),
+    case("02.2", _swap_storage, False, "keep its memory"), case("02.2", lambda x, y: x.set_(x + y), False, "keep its"),
+    case("02.2", _adds_into_y, False, "leave y alone"), case("02.2", _doubles, False, "x + y"),
+    case("02.2", "x += y", False, "the function add_into"),
     # 03.1
     case("03.1", (1, 12, 4), True), case("03.1", [1, 12, 4], True), case("03.1", torch.Size([1, 12, 4]), True),
     case("03.1", (1.0, 12.0, 4.0), True), case("03.1", (12, 4, 1), False, "before permute", ("1, 12, 4", "(1, 12")),
@@ -343,63 +343,63 @@ CASES = [
       for name in ["identity", "weight2", "weight1", "input_data", "feature2", "loss", "output_data"]],
     case("06.2", "x", False, "not one of the options"), case("06.2", 3, False, "not one of the options"),
     case("06.2", ["feature"], False, "not one of the options"),
+    # 07.1
+    case("07.1", lambda t: t.nbytes, True), case("07.1", lambda t: t.numel() * t.element_size(), True),
+    case("07.1", lambda t: t.numel() * t.itemsize, True),
+    case("07.1", lambda t: t.clone().untyped_storage().nbytes(), True), case("07.1", lambda t: float(t.nbytes), True),
+    case("07.1", _measured, True), case("07.1", lambda t: t.untyped_storage().nbytes(), False, "view", L07_2),
+    case("07.1", lambda t: t.contiguous().untyped_storage().nbytes(), False, "view", L07_2),
+    case("07.1", lambda t: t.numel(), False, "counts elements", L07_2),
+    case("07.1", lambda t: t.numel() * 4, False, "float32 only", L07_2 + ("laid out", "view")),
+    case("07.1", lambda t: 0, False, "not the storage behind it", L07_2),
+    case("07.1", lambda t: t.nbytes / 3, False, "whole number of bytes", L07_2),
+    case("07.1", 42, False, "the function clone_cost", L07_2),
     # 07.2
-    case("07.2", lambda t: t.nbytes, True), case("07.2", lambda t: t.numel() * t.element_size(), True),
-    case("07.2", lambda t: t.numel() * t.itemsize, True),
-    case("07.2", lambda t: t.clone().untyped_storage().nbytes(), True), case("07.2", lambda t: float(t.nbytes), True),
-    case("07.2", _measured, True), case("07.2", lambda t: t.untyped_storage().nbytes(), False, "view", L07_2),
-    case("07.2", lambda t: t.contiguous().untyped_storage().nbytes(), False, "view", L07_2),
-    case("07.2", lambda t: t.numel(), False, "counts elements", L07_2),
-    case("07.2", lambda t: t.numel() * 4, False, "float32 only", L07_2 + ("laid out", "view")),
-    case("07.2", lambda t: 0, False, "not the storage behind it", L07_2),
-    case("07.2", lambda t: t.nbytes / 3, False, "whole number of bytes", L07_2),
-    case("07.2", 42, False, "the function clone_cost", L07_2),
-    # 07.3
-    case("07.3", {"allocated": 1_048_576, "saved": 0}, True),
-    case("07.3", {"allocated": np.int64(1_048_576), "saved": torch.tensor(0)}, True),
-    case("07.3", {"allocated": 0, "saved": 0}, False, "two forward passes allocate", L07_3),
-    case("07.3", {"allocated": 1_048_576, "saved": 1_048_576}, False, "the allocation is right", L07_3),
-    case("07.3", {"allocated": 524_288, "saved": 0}, False, "torch.randn(4, 16, 64, 64)", L07_3),
-    case("07.3", {"allocated": 1_048_576}, False, "exactly the keys", L07_3),
-    case("07.3", {"allocated": "1048576", "saved": 0}, False, "whole number of bytes", L07_3),
+    case("07.2", {"allocated": 1_048_576, "saved": 0}, True),
+    case("07.2", {"allocated": np.int64(1_048_576), "saved": torch.tensor(0)}, True),
+    case("07.2", {"allocated": 0, "saved": 0}, False, "two forward passes allocate", L07_3),
+    case("07.2", {"allocated": 1_048_576, "saved": 1_048_576}, False, "the allocation is right", L07_3),
+    case("07.2", {"allocated": 524_288, "saved": 0}, False, "torch.randn(4, 16, 64, 64)", L07_3),
+    case("07.2", {"allocated": 1_048_576}, False, "exactly the keys", L07_3),
+    case("07.2", {"allocated": "1048576", "saved": 0}, False, "whole number of bytes", L07_3),
+    # 08.1
+    case("08.1", lambda x, w: x + w * F.relu(x), True), case("08.1", _clone_then_inplace, True),
+    case("08.1", lambda x, w: x + w * x.clamp(min=0), True),
+    case("08.1", lambda x, w: torch.where(x > 0, x * (1 + w), x), True),
+    case("08.1", lambda x, w: x + w * torch.nn.ReLU(inplace=False)(x), True),
+    case("08.1", lambda x, w: x + w * F.relu(x, inplace=True), False, "backward raised", L08_2),
+    case("08.1", _clone_inplace, False, "clone", L08_2),
+    case("08.1", lambda x, w: x + w * x, False, "output is not", L08_2),
+    case("08.1", lambda x, w: x + w * F.relu(x).detach(), False, "gradients are not", L08_2),
+    case("08.1", lambda x, w: 1.0, False, "should return a tensor", L08_2),
+    case("08.1", "f", False, "the function", L08_2),
     # 08.2
-    case("08.2", lambda x, w: x + w * F.relu(x), True), case("08.2", _clone_then_inplace, True),
-    case("08.2", lambda x, w: x + w * x.clamp(min=0), True),
-    case("08.2", lambda x, w: torch.where(x > 0, x * (1 + w), x), True),
-    case("08.2", lambda x, w: x + w * torch.nn.ReLU(inplace=False)(x), True),
-    case("08.2", lambda x, w: x + w * F.relu(x, inplace=True), False, "backward raised", L08_2),
-    case("08.2", _clone_inplace, False, "clone", L08_2),
-    case("08.2", lambda x, w: x + w * x, False, "output is not", L08_2),
-    case("08.2", lambda x, w: x + w * F.relu(x).detach(), False, "gradients are not", L08_2),
-    case("08.2", lambda x, w: 1.0, False, "should return a tensor", L08_2),
-    case("08.2", "f", False, "the function", L08_2),
-    # 08.3
-    case("08.3", RIGHT_08_3, True), case("08.3", {k: v.upper() + " " for k, v in RIGHT_08_3.items()}, True),
-    *[case("08.3", {**RIGHT_08_3, **change}, False, "1 of the 6 is not right yet")
+    case("08.2", RIGHT_08_3, True), case("08.2", {k: v.upper() + " " for k, v in RIGHT_08_3.items()}, True),
+    *[case("08.2", {**RIGHT_08_3, **change}, False, "1 of the 6 is not right yet")
       for change in ({"exp": "silent"}, {"tanh": "silent"}, {"leaf": "backward error"}, {"add": "backward error"},
                      {"bn": "immediate error"})],
-    case("08.3", {**RIGHT_08_3, "mul": "error"}, False, "is not one of the options"),
-    case("08.3", {**RIGHT_08_3, "mul": None}, False, "is not one of the options"),
-    case("08.3", {k: v for k, v in RIGHT_08_3.items() if k != "mul"}, False, "the keys should be exactly"),
-    case("08.3", list(RIGHT_08_3.values()), False, "a dict with the keys"),
+    case("08.2", {**RIGHT_08_3, "mul": "error"}, False, "is not one of the options"),
+    case("08.2", {**RIGHT_08_3, "mul": None}, False, "is not one of the options"),
+    case("08.2", {k: v for k, v in RIGHT_08_3.items() if k != "mul"}, False, "the keys should be exactly"),
+    case("08.2", list(RIGHT_08_3.values()), False, "a dict with the keys"),
+    # 09.1
+    case("09.1", by_version, True), case("09.1", by_version_bool_tensor, True), case("09.1", by_watching, True),
+    case("09.1", by_version_numpy, True), case("09.1", by_values, False, "values do not change", ("_version",)),
+    case("09.1", by_data_ptr, False, "your function says", ("_version",)),
+    case("09.1", by_watching_x_only, False, "view", ("_version",)),
+    case("09.1", lambda block, x: False, False, "your function says", ("_version",)),
+    case("09.1", by_version_after_only, False, "written into before the call", ("_version",)),
+    case("09.1", lambda block, x: "no", False, "True or False", ("_version",)),
+    case("09.1", "by_version", False, "the function", ("_version",)),
     # 09.2
-    case("09.2", by_version, True), case("09.2", by_version_bool_tensor, True), case("09.2", by_watching, True),
-    case("09.2", by_version_numpy, True), case("09.2", by_values, False, "values do not change", ("_version",)),
-    case("09.2", by_data_ptr, False, "your function says", ("_version",)),
-    case("09.2", by_watching_x_only, False, "view", ("_version",)),
-    case("09.2", lambda block, x: False, False, "your function says", ("_version",)),
-    case("09.2", by_version_after_only, False, "written into before the call", ("_version",)),
-    case("09.2", lambda block, x: "no", False, "True or False", ("_version",)),
-    case("09.2", "by_version", False, "the function", ("_version",)),
-    # 09.3
-    case("09.3", (0, X_09_3), True), case("09.3", [0, X_09_3], True),
-    case("09.3", (np.int64(0), torch.tensor(X_09_3)), True),
-    case("09.3", (X_09_3, X_09_3), False, "freed when the block returns", L09_3),
-    case("09.3", (0, 0), False, "shortcut", L09_3),
-    case("09.3", (X_09_3, 0), False, "freed when the block returns", L09_3),
-    case("09.3", (0, X_09_3 // 4), False, "bytes, not elements", L09_3),
-    case("09.3", (0, X_09_3 * 2), False, "one copy", L09_3), case("09.3", (0,), False, "tuple", L09_3),
-    case("09.3", "0, 2097152", False, "tuple", L09_3), case("09.3", (0, "2097152"), False, "tuple", L09_3),
+    case("09.2", (0, X_09_3), True), case("09.2", [0, X_09_3], True),
+    case("09.2", (np.int64(0), torch.tensor(X_09_3)), True),
+    case("09.2", (X_09_3, X_09_3), False, "freed when the block returns", L09_3),
+    case("09.2", (0, 0), False, "shortcut", L09_3),
+    case("09.2", (X_09_3, 0), False, "freed when the block returns", L09_3),
+    case("09.2", (0, X_09_3 // 4), False, "bytes, not elements", L09_3),
+    case("09.2", (0, X_09_3 * 2), False, "one copy", L09_3), case("09.2", (0,), False, "tuple", L09_3),
+    case("09.2", "0, 2097152", False, "tuple", L09_3), case("09.2", (0, "2097152"), False, "tuple", L09_3),
     # 10.1
     *[case("10.1", right, True) for right in ({"A", "B", "C", "E"}, ["e", "c", "b", "a"], ("A", "B", "C", "E"),
                                               "ABCE", "a, b, c, e", frozenset("ACEB"))],
@@ -419,49 +419,49 @@ CASES = [
          False, "notebook's network", L10_2),   # another width
     case("10.2", returns_none, False, "nn.Module", L10_2),
     case("10.2", _relu_first(inplace=False)(), False, "the function", L10_2),
-    # quiz.2
-    *[case("quiz.2", right, True) for right in ([1.0, 1.0, 1.0], [1, 1, 1], (1, 1, 1), torch.ones(3), np.ones(3),
+    # quiz.1
+    *[case("quiz.1", right, True) for right in ([1.0, 1.0, 1.0], [1, 1, 1], (1, 1, 1), torch.ones(3), np.ones(3),
                                                 torch.ones(3, dtype=torch.int64))],
-    *[case("quiz.2", wrong, False, says, LQ2) for wrong, says in [
+    *[case("quiz.1", wrong, False, says, LQ2) for wrong, says in [
         ([0, 0, 0], "y += 1 is not"), ([2, 2, 2], "ask of y = y * 2"), ([5, 2, 2], "y[0] = 5"),
         ([5, 1, 1], "y[0] = 5"), ([3, 3, 3], "follow which tensor"), ([1, 1], "three values"),
         ([1, 1, 1, 1], "three values"), ("111", "three values"), ([True, True, True], "three values"),
         (torch.ones(2, 2), "three values")]],
-    # quiz.4
-    case("quiz.4", RIGHT_Q4, True), case("quiz.4", list(RIGHT_Q4), True),
-    case("quiz.4", {label.replace(" ", "") for label in RIGHT_Q4}, True),
-    *[case("quiz.4", wrong, False, says, LQ4) for wrong, says in [
+    # quiz.2
+    case("quiz.2", RIGHT_Q4, True), case("quiz.2", list(RIGHT_Q4), True),
+    case("quiz.2", {label.replace(" ", "") for label in RIGHT_Q4}, True),
+    *[case("quiz.2", wrong, False, says, LQ4) for wrong, says in [
         (RIGHT_Q4 | {"x = x + 1"}, "does not belong"), (RIGHT_Q4 | {"x.clone().zero_()"}, "does not belong"),
         (RIGHT_Q4 | {"x.add(1)"}, "does not belong"), (RIGHT_Q4 - {"x.detach().zero_()"}, MISSING),
         (RIGHT_Q4 - {"torch.add(x, 1, out=x)"}, "missing"), (set(), MISSING), ({"x.mul_(2)"}, "not one of")]],
-    # quiz.5
-    case("quiz.5", RIGHT_Q5, True),
-    case("quiz.5", {k.replace(" ", ""): v.upper() + " " for k, v in RIGHT_Q5.items()}, True),
-    *[case("quiz.5", {**RIGHT_Q5, **change}, False, says) for change, says in [
+    # quiz.3
+    case("quiz.3", RIGHT_Q5, True),
+    case("quiz.3", {k.replace(" ", ""): v.upper() + " " for k, v in RIGHT_Q5.items()}, True),
+    *[case("quiz.3", {**RIGHT_Q5, **change}, False, says) for change, says in [
         ({"y.data.mul_(2)": "error"}, "1 of the 4"), ({"y.data.mul_(2)": "right gradient"}, "1 of the 4"),
         ({"y.detach().mul_(2)": "wrong gradient"}, "1 of the 4"), ({"y.mul_(2)": "right gradient"}, "1 of the 4"),
         ({"y = y * 2": "error"}, "1 of the 4"), ({"y = y * 2": "right"}, "is not one of the options"),
         ({"y = y * 2": None}, "is not one of the options"), ({"y.relu_()": "error"}, "not one of the options")]],
-    case("quiz.5", {k: v for k, v in RIGHT_Q5.items() if k != "y.mul_(2)"}, False, "the keys should be exactly"),
-    case("quiz.5", list(RIGHT_Q5.values()), False, "a dict with the keys"),
-    # quiz.7
-    *[case("quiz.7", right, True) for right in ((40_000, 0), [40000, 0], (np.int64(40000), 0), (40000.0, 0.0),
+    case("quiz.3", {k: v for k, v in RIGHT_Q5.items() if k != "y.mul_(2)"}, False, "the keys should be exactly"),
+    case("quiz.3", list(RIGHT_Q5.values()), False, "a dict with the keys"),
+    # quiz.4
+    *[case("quiz.4", right, True) for right in ((40_000, 0), [40000, 0], (np.int64(40000), 0), (40000.0, 0.0),
                                                 (torch.tensor(40000), torch.tensor(0)))],
-    *[case("quiz.7", wrong, False, says, LQ7) for wrong, says in [
+    *[case("quiz.4", wrong, False, says, LQ7) for wrong, says in [
         ((4_000_000, 0), "whole storage"), ((40_000, 40_000), "the allocation is right"),
         ((10_000, 0), "first number"), ((40_000, 4), "the allocation is right"), ((0, 40_000), "first number"),
         ((40_000.5, 0), "whole numbers"), (40_000, "a tuple"), ((40_000,), "a tuple"), (("40000", "0"), "a tuple")]],
-    # quiz.8
-    *[case("quiz.8", right, True) for right in ((16.0, 14.0), [16, 14], (torch.tensor([16.0]), np.float32(14.0)))],
-    *[case("quiz.8", wrong, False, says, LQ8) for wrong, says in [
+    # quiz.5
+    *[case("quiz.5", right, True) for right in ((16.0, 14.0), [16, 14], (torch.tensor([16.0]), np.float32(14.0)))],
+    *[case("quiz.5", wrong, False, says, LQ8) for wrong, says in [
         ((14.0, 16.0), "the order"), ((14.0, 14.0), "both versions"), ((16.0, 16.0), "both versions"),
         ((8.0, 8.0), "write down"), ((12.0, 14.0), "write down"), (16.0, "a tuple"), ((16.0,), "a tuple"),
         (("16", "14"), "a tuple")]],
-    case("quiz.8", {14.0, 16.0}, False, "(output with", LQ8),
-    # quiz.9
-    *[case("quiz.9", right, True) for right in ({"B", "D", "E"}, ["b", "d", "e"], ("(B)", " d", "E"),
+    case("quiz.5", {14.0, 16.0}, False, "(output with", LQ8),
+    # quiz.6
+    *[case("quiz.6", right, True) for right in ({"B", "D", "E"}, ["b", "d", "e"], ("(B)", " d", "E"),
                                                 ["B", "D", "E", "E"], "BDE")],
-    *[case("quiz.9", wrong, False, says, LQ9) for wrong, says in [
+    *[case("quiz.6", wrong, False, says, LQ9) for wrong, says in [
         ({"B", "D"}, "ask of each line"), ({"B", "D", "E", "C"}, "does not belong"), ({"A", "B", "D", "E"}, "not belong"),
         ({"B"}, MISSING), (set(), MISSING), ({"F"}, "not one of"), ({2}, "not one of")]],
 ]

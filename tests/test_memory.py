@@ -227,20 +227,6 @@ def test_measure_filters_what_the_profiler_prints_as_it_starts_and_stops(monkeyp
     del y
 
 
-def test_the_docs_state_what_the_figures_leave_out():
-    import clonelab.memory as memory
-
-    def text(doc):
-        return " ".join(doc.split())
-
-    # the CUDA caching allocator: 512-byte rounding, and a block up to about 1 MiB larger
-    assert "multiple of 512 bytes" in text(memory.measure.__doc__)
-    assert "up to about 1 MiB more than the rounded request" in text(memory.measure.__doc__)
-    # net on CPU: frees of memory from before the block do not count
-    assert "frees of memory allocated before the block are ignored" in text(memory.MemoryReport.__doc__)
-    assert "frees of memory allocated before the block are ignored" in text(memory.measure.__doc__)
-
-
 def test_allocation_lifetimes_say_when_each_allocation_is_freed():
     from clonelab import allocation_lifetimes
 

@@ -187,7 +187,7 @@ def call_answer(fn: Callable, *args, returns: type | tuple | None = torch.Tensor
 
 
 def tells_apart(answer, cases) -> bool | str:
-    """02.2, 09.2: the answer must return True or False for each (arguments, right bool, hint when wrong)."""
+    """02.1, 09.1: the answer must return True or False for each (arguments, right bool, hint when wrong)."""
     for args, expected, hint in cases:
         got = call_answer(answer, *args, returns=(bool, np.bool_, torch.Tensor), what="True or False")
         if isinstance(got, torch.Tensor) and (got.numel() != 1 or got.dtype != torch.bool):

@@ -90,7 +90,7 @@ def _independent_copy(answer):
     return _reads_only(answer, cases, "a copy of t: the same values, shape and dtype", lambda x: x, unlinked, "t")
 
 
-@function_exercise("02.2", "same_storage", "compare the storages themselves, not where each tensor's first element is")
+@function_exercise("02.1", "same_storage", "compare the storages themselves, not where each tensor's first element is")
 def _same_storage(answer):
     base, meta = torch.arange(12.0), torch.empty(3, device="meta")
     grid = base.view(3, 4)
@@ -112,7 +112,7 @@ def _same_storage(answer):
          zero.format("meta tensors", 'torch.empty(3, device="meta")'))])
 
 
-@function_exercise("02.3", "add_into",
+@function_exercise("02.2", "add_into",
                    "inside the function, x = ... only moves the local name x; write into the tensor that x names "
                    "instead")
 def _add_into(answer):

@@ -67,7 +67,7 @@ def _graph_from_counts(answer):
     return True
 
 
-@function_exercise("07.2", "clone_cost", "a clone copies what the tensor shows, not the storage behind it; work out "
+@function_exercise("07.1", "clone_cost", "a clone copies what the tensor shows, not the storage behind it; work out "
                                          "what that is in bytes for any shape and dtype")
 def _clone_cost(answer):
     big = torch.ones(100, 100)
@@ -96,7 +96,7 @@ def _clone_cost(answer):
     return True
 
 
-@function_exercise("08.2", "fixed_block", "the trouble is the in-place write into x, not the name that points at it")
+@function_exercise("08.1", "fixed_block", "the trouble is the in-place write into x, not the name that points at it")
 def _fixed_block(answer):
     # x made five ways, from seeded data; a sigmoid first, so a clone-based answer hears why clone does not help
     for made_by in ["torch.sigmoid(z)", "F.conv2d(z, k, padding=1)", "z * 2.0", "torch.relu(z)", "z"]:
@@ -152,7 +152,7 @@ def _blocks_09_2():
             ("a block that writes into a view of x", _Writes("x[:, :1] = x[:, :1].abs(); out = x + 1"), True)]
 
 
-@function_exercise("09.2", "writes_into_input", "an in-place op can leave the values as they were; look for something "
+@function_exercise("09.1", "writes_into_input", "an in-place op can leave the values as they were; look for something "
                                                 "that counts in-place ops on a tensor and its views, not at the values")
 def _writes_into_input(answer):
     def hint(description: str, wrote: bool) -> str:
@@ -218,7 +218,7 @@ register(
              truth=snippet("r = toy_residual('clone', backward=False)", "next(name for name in TOY_FIELDS "
                            "if getattr(r, name) is r.feature2.grad_fn._saved_other)",
                            toy_residual=toy_residual, TOY_FIELDS=TOY_FIELDS)),
-    Exercise("07.3", hint="measure() both variants and subtract; then compare saved_for_backward(...).nbytes",
+    Exercise("07.2", hint="measure() both variants and subtract; then compare saved_for_backward(...).nbytes",
              form='a dict with exactly the keys "allocated" and "saved", each a whole number of bytes',
              parse=numbers(integral=True, names=("allocated", "saved")), truth=_extra_07_3,
              wrong_values=lambda t: {("allocated", nbytes_of(8, 16, 32, 32)):
@@ -226,7 +226,7 @@ register(
                                      "torch.randn(4, 16, 64, 64)"},
              wrong_parts={"allocated": "compare what the two forward passes allocate",
                           "saved": "the allocation is right; now count what each variant keeps for backward"}),
-    Exercise("08.3", hint='ask of each op: does its backward need its own output? Is x a leaf? Use "silent", '
+    Exercise("08.2", hint='ask of each op: does its backward need its own output? Is x a leaf? Use "silent", '
                           '"backward error" or "immediate error"',
              form=f"a dict with the keys {list(MADE_08_3)}", parse=outcomes(MADE_08_3, SAID_08_3.values()),
              truth=lambda: {key: SAID_08_3[error_of(f"x = {made}; identity = x; x.relu_(); "
@@ -234,7 +234,7 @@ register(
                                                     a=torch.randn(2, 3, 4, 4, requires_grad=True),
                                                     b=torch.randn(2, 3, 4, 4, requires_grad=True))]
                             for key, made in MADE_08_3.items()}),
-    Exercise("09.3", hint="the clone lives until the block returns, unless something saved it for backward; look "
+    Exercise("09.2", hint="the clone lives until the block returns, unless something saved it for backward; look "
                           "at what a convolution saves",
              form="a tuple (plain_block, downsampling_block) of two ints",
              parse=numbers(integral=True, names=("plain", "downsampling")), truth=_held_09_3,

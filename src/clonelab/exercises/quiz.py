@@ -11,13 +11,13 @@ from clonelab.memory import saved_for_backward
 
 # The code the quiz shows, which the truths run as it stands (a test compares them)
 NOTEBOOK_CODE = {
-    "quiz.2": "x = torch.zeros(3)\ny = x\ny += 1\ny = y * 2\ny[0] = 5",
-    "quiz.8": ("input_data = torch.tensor([1.])\nweight1 = torch.tensor([2.], requires_grad=True)\n"
+    "quiz.1": "x = torch.zeros(3)\ny = x\ny += 1\ny = y * 2\ny[0] = 5",
+    "quiz.5": ("input_data = torch.tensor([1.])\nweight1 = torch.tensor([2.], requires_grad=True)\n"
                "weight2 = torch.tensor([3.], requires_grad=True)\nfeature = weight1 * input_data\n"
                "identity = feature            # or: feature.clone()\nfeature.mul_(2)               # the added line\n"
                "feature2 = weight2 * feature\noutput_data = identity + feature2"),
 }
-QUIZ_4 = ["x += 1", "x = x + 1", "x.add_(1)", "x.add(1)", "torch.add(x, 1, out=x)", "x[0] = 1",
+QUIZ_2 = ["x += 1", "x = x + 1", "x.add_(1)", "x.add(1)", "torch.add(x, 1, out=x)", "x[0] = 1",
           "F.relu(x, inplace=True)", "x.detach().zero_()", "x.clone().zero_()"]
 QUIZ_5 = ["y.data.mul_(2)", "y.detach().mul_(2)", "y.mul_(2)", "y = y * 2"]
 QUIZ_9 = {"A": "out = bn(conv(x)); out += identity; out = F.relu(out, inplace=True)",
@@ -39,24 +39,24 @@ def _differ_quiz_9() -> frozenset[str]:
 
 
 register(
-    Exercise("quiz.2", hint="follow which tensor the name y points to after each line; only some lines write into "
+    Exercise("quiz.1", hint="follow which tensor the name y points to after each line; only some lines write into "
                             "the tensor that x names",
              form="the three values of x, e.g. [0.0, 0.0, 0.0]", parse=numbers(3),
-             truth=snippet(NOTEBOOK_CODE["quiz.2"], "tuple(x.tolist())"),
+             truth=snippet(NOTEBOOK_CODE["quiz.1"], "tuple(x.tolist())"),
              wrong_answers=lambda t: {
                  (5.0, *t[1:]): _Y_AT_THAT_MOMENT, (5.0, *(2 * v for v in t[1:])): _Y_AT_THAT_MOMENT,
                  tuple(2 * v for v in t): "ask of y = y * 2: does it write into the tensor y names, or make a new one and move the name y?",
                  (0.0,) * 3: "y += 1 is not y = y + 1 for a tensor"}),
-    Exercise("quiz.4", hint="a write into x changes the memory x names; a new tensor, or a rebound name, does not. "
+    Exercise("quiz.2", hint="a write into x changes the memory x names; a new tensor, or a rebound name, does not. "
                             "Ask of each line which memory it writes to",
-             form='a set of labels from the list, e.g. {"x.add(1)"}', parse=choices(QUIZ_4),
-             truth=lambda: written(QUIZ_4, lambda: torch.tensor([-2.0, -1.0, 0.0, 1.0]))),
-    Exercise("quiz.5", hint="for each line, decide whether it writes into the tensor sigmoid saved, and whether "
+             form='a set of labels from the list, e.g. {"x.add(1)"}', parse=choices(QUIZ_2),
+             truth=lambda: written(QUIZ_2, lambda: torch.tensor([-2.0, -1.0, 0.0, 1.0]))),
+    Exercise("quiz.3", hint="for each line, decide whether it writes into the tensor sigmoid saved, and whether "
                             "autograd's version counter sees that write",
              form=f"a dict with the keys {QUIZ_5}",
              parse=outcomes(QUIZ_5, ("error", "wrong gradient", "right gradient")),
              truth=lambda: {line: after_write(lambda x, w: x.sigmoid(), line) for line in QUIZ_5}),
-    Exercise("quiz.7", hint="a clone allocates room for the elements it copies; what clone's backward formula needs "
+    Exercise("quiz.4", hint="a clone allocates room for the elements it copies; what clone's backward formula needs "
                             "is in derivatives.yaml",
              form="a tuple of two whole numbers of bytes, e.g. (100, 20)",
              parse=numbers(integral=True, names=("allocated", "saved")),
@@ -68,14 +68,14 @@ register(
              wrong_parts={"allocated": "the first number is not right yet: elements times bytes per element",
                           "saved": "the allocation is right; for the second number, look up what clone's backward "
                                    "formula needs"}),
-    Exercise("quiz.8", hint="write down what identity holds at the moment of the addition, in each version",
+    Exercise("quiz.5", hint="write down what identity holds at the moment of the addition, in each version",
              form="a tuple (output with the alias, output with the clone) of two numbers", parse=numbers(2),
              truth=lambda: tuple(snippet(code, "output_data.item()")() for code in (
-                 NOTEBOOK_CODE["quiz.8"], NOTEBOOK_CODE["quiz.8"].replace("identity = feature ",
+                 NOTEBOOK_CODE["quiz.5"], NOTEBOOK_CODE["quiz.5"].replace("identity = feature ",
                                                                           "identity = feature.clone() "))),
              wrong_answers=lambda t: {t[::-1]: "the order is (alias, clone)", (t[0], t[0]): _ONE_WAY,
                                       (t[1], t[1]): _ONE_WAY}),
-    Exercise("quiz.9", hint="identity = x breaks only when something writes into x (or into a view of it) before "
+    Exercise("quiz.6", hint="identity = x breaks only when something writes into x (or into a view of it) before "
                             "the addition; ask of each line: does it write into the tensor x names, or make a new "
                             "tensor and move the name x to it?",
              form='a set of letters, e.g. {"A"}', parse=choices(QUIZ_9), truth=_differ_quiz_9),
