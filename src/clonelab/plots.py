@@ -128,7 +128,7 @@ DECISION_CHART = (
     ("leaf", "question", "Does the write go into a leaf that requires\ngrad, or a view autograd guards? (a view of\n"
                          "such a leaf; an output of chunk, split,\nunbind; a view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
-    ("saved", "question", "Has autograd saved x for backward?\n(relu, sigmoid, exp keep their output x;\n"
+    ("saved", "question", "Has a node that backward runs saved x?\n(relu, sigmoid, exp keep their output x;\n"
                           "conv keeps its input; mul keeps a factor\nwhose partner needs a gradient; a view or\n"
                           "the base of x counts: one version counter)"),
     ("saved error", "error", "RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
