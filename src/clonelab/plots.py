@@ -117,8 +117,8 @@ _CHART_COLOURS = {"question": "#e8eef7", "right": "#dff0d8", "silent": "#fcf0d0"
 # (name, kind, text): the questions run down the left column, each with its outcome to the right.
 DECISION_CHART = (
     ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x (or a view of x)\n"
-                          "in place before the addition?\nx += ...   x.relu_()   nn.ReLU(inplace=True)\n"
-                          "x[...] = ...   x.copy_(...)   out=x"),
+                          "in place before the addition, or is the\nbranch's output x or a view of it?\n"
+                          "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   out=x"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
     ("recording", "question", "Does autograd record the block? (grad mode on,\nand x or a tensor combined with it requires grad)"),
@@ -138,7 +138,7 @@ DECISION_CHART = (
                          "write out of place, or identity = x.clone()\n(costs x.nbytes; x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 10.3, 1.6), "alias ok": (7.6, 10.3, 1.0), "recording": (2.3, 8.55, 0.75),
+_CHART_AT = {"write": (2.3, 10.3, 1.9), "alias ok": (7.6, 10.3, 1.0), "recording": (2.3, 8.55, 0.75),
              "unchecked": (7.6, 8.55, 1.0), "leaf": (2.3, 6.95, 1.2), "leaf error": (7.6, 6.95, 1.0),
              "saved": (2.3, 4.95, 1.75), "saved error": (7.6, 4.95, 1.2), "silent": (2.3, 1.85, 1.85)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
@@ -153,7 +153,7 @@ def decision_chart() -> Figure:
     ['no', 'no', 'no', 'no', 'yes', 'yes', 'yes', 'yes']
     """
     from matplotlib.patches import FancyBboxPatch
-    fig, ax = _canvas((9.5, 7.6), (0, 10), (0.75, 11.2), left=0.01, right=0.99, bottom=0.01, top=0.955)
+    fig, ax = _canvas((9.5, 7.6), (0, 10), (0.75, 11.35), left=0.01, right=0.99, bottom=0.01, top=0.955)
     width = 4.35
     for name, kind, body in DECISION_CHART:
         x, y, height = _CHART_AT[name]
