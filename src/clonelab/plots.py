@@ -128,9 +128,9 @@ DECISION_CHART = (
     ("leaf", "question", "Does the write go into a leaf that requires\ngrad, or a view autograd guards? (a view of\n"
                          "such a leaf; an output of chunk, split,\nunbind; a view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
-    ("saved", "question", "Has a node that backward runs saved x?\n(relu, sigmoid, exp keep their output x;\n"
-                          "conv keeps its input; mul keeps a factor\nwhose partner needs a gradient; a view or\n"
-                          "the base of x counts: one version counter)"),
+    ("saved", "question", "Before the write, did a node that backward\nruns save x? (relu, sigmoid, exp keep their\n"
+                          "output x; conv keeps its input; mul keeps a\nfactor whose partner needs a gradient; a view\n"
+                          "or the base of x counts: one version counter)"),
     ("saved error", "error", "RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
                              "clone or not.\nFix: make the write out of place."),
     ("silent", "silent", "Nothing saved x (it came from add, conv,\nbatch norm ..., which keep no output): no\n"
