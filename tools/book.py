@@ -58,12 +58,6 @@ def index_page(names: list[str], student: bool = False) -> str:
             + "```{toctree}\n:maxdepth: 1\n:caption: The series\n\n" + toc + "\n```\n")
 
 
-def to_student_copies(markdown: str) -> str:
-    """Colab links to the instructor copies (``.../notebooks/NN_x.ipynb``) turned into links to the student copies."""
-    return re.sub(r"(colab\.research\.google\.com/github/[^)\s]*?/)notebooks/(\d\d_[a-z0-9_]+\.ipynb)",
-                  r"\1workshop/student/\2", markdown)
-
-
 def stage(where: Path = STAGE, solutions: bool = True) -> Path:
     if where.exists():
         shutil.rmtree(where)
@@ -80,7 +74,7 @@ def stage(where: Path = STAGE, solutions: bool = True) -> Path:
                 cell.source = LINK.sub(lambda m: m.group(1) + _online(m.group(2), path.parent) + m.group(3),
                                        cell.source)
                 if not solutions:
-                    cell.source = to_student_copies(cell.source)
+                    cell.source = nbcommon.to_student_copies(cell.source)
             tags = cell.metadata.get("tags", [])
             # the setup cell's code is folded; a solution's code and output too (the answer it prints)
             fold = "hide-input" if cell.get("id") == "clonelab-setup" else \

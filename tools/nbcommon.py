@@ -50,6 +50,11 @@ def colab_url(name: str, folder: str = "notebooks") -> str:
     return f"https://colab.research.google.com/github/{path}/blob/{release_ref()}/{folder}/{name}"
 
 
+def to_student_copies(markdown: str) -> str:
+    """Every Colab link to an instructor copy in ``markdown`` turned into a link to its student copy."""
+    return markdown.replace(colab_url(""), colab_url("", "workshop/student"))
+
+
 def notebook_paths(folder: Path = NOTEBOOKS) -> list[Path]:
     return sorted(p for p in folder.glob("*.ipynb") if NB_NAME.match(p.name))
 
