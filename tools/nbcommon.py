@@ -24,6 +24,7 @@ SOLUTION_TAG = "solution"
 # folds a code cell (it ignores JupyterLab's source_hidden); stamp turns a plain "# Deeper (optional)" into it.
 DEEPER_MARK = "#@title Deeper (optional)"
 PLAIN_DEEPER_MARK = "# Deeper (optional)"
+DEEPER_TAG = "deeper"   # the tag stamp.py gives every Deeper code cell
 # "Time to here" under each heading of a notebook's core path, as in Neuromatch's tutorials
 TIME_MARK = re.compile(r"^<small>⏱ [^\n]*</small>\n?", re.M)
 NB_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
@@ -109,4 +110,4 @@ def is_deeper(cell) -> bool:
     """A cell of an optional *Deeper* note: a folded <details> markdown cell, or a code cell marked for it."""
     if cell.cell_type == "markdown":
         return cell.source.lstrip().startswith("<details")
-    return cell.source.startswith((DEEPER_MARK, PLAIN_DEEPER_MARK))
+    return cell.source.startswith((DEEPER_MARK, PLAIN_DEEPER_MARK)) or DEEPER_TAG in cell.metadata.get("tags", [])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from nbcommon import (CONTENTS_END, CONTENTS_START, DEEPER_MARK, HEADER_MARK, NAV_MARK, PLAIN_DEEPER_MARK, ROOT,
+from nbcommon import (CONTENTS_END, CONTENTS_START, DEEPER_MARK, DEEPER_TAG, HEADER_MARK, NAV_MARK, PLAIN_DEEPER_MARK, ROOT,
                       SETUP_MARK, SOLUTION_TAG, TIME_MARK, colab_url, notebook_paths, objectives_of, package_version,
                       read, release_ref, replace_between_markers, repo_url, title_of, write)
 from reading_time import PRACTICE_HEADINGS, core_split, core_timeline
@@ -153,6 +153,9 @@ def _fold(cell) -> None:
         # collapsed, input and output, like the <details> note it belongs to; folded on Colab too
         cell.metadata["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
         cell.metadata["cellView"] = "form"
+        # and tagged, as a solution is: a tool that reads tags, not our first line, can leave it off the core path
+        if DEEPER_TAG not in cell.metadata.get("tags", []):
+            cell.metadata["tags"] = [*cell.metadata.get("tags", []), DEEPER_TAG]
 
 
 def _replace_in(path: Path, block: str, *markers: str) -> int:
