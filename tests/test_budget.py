@@ -28,6 +28,7 @@ def test_what_counts_as_core_deeper_paragraph_caption_and_code(tmp_path):
         v4.new_markdown_cell("<!-- clonelab:header -->\nstamped words are not counted"),
         v4.new_markdown_cell(f"five words of core prose\n\n{details}"),
         v4.new_markdown_cell("*Figure:* a caption of six words."),
+        v4.new_markdown_cell("<!-- clonelab:contents -->\n| [01 · Two words](01_x.ipynb) |\n<!-- /clonelab:contents -->"),
         v4.new_code_cell("a = 1\n\nb = 2"),
         v4.new_code_cell("# The post's code\nprint(1)"),
         v4.new_code_cell("# Deeper (optional)\nc = 3"),
@@ -36,8 +37,9 @@ def test_what_counts_as_core_deeper_paragraph_caption_and_code(tmp_path):
     path = tmp_path / "99_title.ipynb"
     path.write_text(v4.writes(book))
     figures = budget.measure(path)
-    # "99 · Title" (2) + 3 + "item one" (2) + "item two two" (3) + the table (2) + 5 + 6
-    assert (figures.core_words, figures.deeper_words, figures.core_code) == (23, 6, 2)
+    # "99 · Title" (2) + 3 + "item one" (2) + "item two two" (3) + the table (2) + 5 + 6 + the contents (3);
+    # code: every line, the blank one too, but not the post's, a Deeper cell's or a solution's
+    assert (figures.core_words, figures.deeper_words, figures.core_code) == (26, 6, 3)
     assert figures.captions == [6]
     assert 3 in figures.paragraphs and 4 in figures.paragraphs   # "one two three", "four words in here"
 

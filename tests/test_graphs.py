@@ -24,7 +24,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
 
 from clonelab import _fallback, graphs  # noqa: E402
-from clonelab._autograd import FREED, MODIFIED, backward_nodes, saved_tensors  # noqa: E402
+from clonelab._autograd import FREED, MODIFIED, backward_nodes, saved_tensors, where_it_raises  # noqa: E402
 from clonelab.graphs import (  # noqa: E402
     GraphDrawing,
     dot_available,
@@ -122,6 +122,22 @@ def test_backward_nodes_visits_each_node_once_depth_first_first_input_first():
     assert names == [type(n).__name__ for n in backward_nodes(loss)]   # the same order every time
     assert names == ["PowBackward0", "SubBackward0", "AddBackward0", "MulBackward0", "AccumulateGrad",
                      "MulBackward0", "AccumulateGrad"]
+
+
+def test_where_it_raises_tells_the_write_from_backward_and_runs_backward_once():
+    w = torch.ones(3, requires_grad=True)
+    where, message = where_it_raises(lambda: w.add_(1))
+    assert where == "at the write" and "leaf Variable" in message and w.grad is None
+    where, message = where_it_raises(lambda: w.exp().mul_(2))        # exp saved its output, then it was written
+    assert where == "at backward" and "modified by an inplace operation" in message
+    assert where_it_raises(lambda: w * 3) == ("no error", "") and torch.equal(w.grad, torch.full((3,), 3.0))
+    assert where_it_raises(lambda: torch.ones(2).relu_()) == ("no error", "")    # needs no grad: no backward
+
+
+@pytest.mark.parametrize("run, error", [(None, "run must be a function"), (lambda: 3.0, "it returned float")])
+def test_where_it_raises_names_what_is_wrong(run, error):
+    with pytest.raises(TypeError, match=error):
+        where_it_raises(run)
 
 
 def test_backward_nodes_of_a_deep_graph_needs_no_recursion():

@@ -17,6 +17,7 @@ from clonelab.models import (
     SecondCodeBottleneck,
     conv1x1,
     resnet,
+    torchvision_resnet18,
     toy_residual,
 )
 
@@ -237,6 +238,28 @@ def test_torchvision_state_dicts_load_and_agree():
         x = torch.randn(1, 3, 64, 64)
         with torch.no_grad():
             assert torch.equal(ours(x), theirs(x))
+
+
+def test_torchvision_resnet18_is_torchvisions_model_in_evaluation_mode():
+    pytest.importorskip("torchvision.models")
+    theirs = torchvision_resnet18()
+    assert type(theirs).__module__ == "torchvision.models.resnet" and not theirs.training
+    resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000).load_state_dict(theirs.state_dict(), strict=True)
+
+
+def test_torchvision_resnet18_without_torchvision_says_so_and_returns_none(monkeypatch, capsys):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def failing_import(name, *args, **kwargs):
+        if name.startswith("torchvision"):
+            raise RuntimeError("operator torchvision::nms does not exist")   # a build for another torch
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing_import)
+    assert torchvision_resnet18() is None
+    assert "torchvision could not be imported (RuntimeError)" in capsys.readouterr().out
 
 
 # --- argument errors ------------------------------------------------------------

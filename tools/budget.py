@@ -5,13 +5,13 @@
     python tools/budget.py 05 09      # only these notebooks (the series total is then not judged)
 
 What is counted (tests/test_budget.py holds the same budgets):
-- core prose: the words of the Markdown outside ``<details>`` blocks, without the stamped header, navigation,
-  contents table and time markers;
+- core prose: the words of the Markdown outside ``<details>`` blocks, without the stamped header, navigation and
+  time markers (00's contents table counts);
 - Deeper: the words inside ``<details>`` blocks;
 - a paragraph: a block of prose between blank lines (a list item counts alone; tables and code are not prose);
 - a caption: a Markdown cell that starts with ``*Figure``;
-- core code: the lines of code cells that are not a *Deeper* cell, a solution, the setup cell, or the post's own
-  code (a cell whose first line starts with ``# The post's``).
+- core code: every line, blank ones included, of the code cells that are not a *Deeper* cell, a solution, the
+  setup cell, or the post's own code (a cell whose first line starts with ``# The post's``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ BUDGET = {"core_words": 1200, "deeper_words": 600, "paragraph_words": 120, "capt
 CORE_WORDS = {"00": 700, "11": 1500}      # the two notebooks with their own core-prose budget
 SERIES_WORDS = 20_000
 DETAILS = re.compile(r"<details\b.*?</details>", re.S)
-CONTENTS = re.compile(re.escape(nbcommon.CONTENTS_START) + ".*?" + re.escape(nbcommon.CONTENTS_END), re.S)
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 TAG = re.compile(r"</?[A-Za-z][^<>]*>")   # an HTML tag is no word (comments are left to reading_time._words)
 
@@ -77,7 +76,6 @@ def measure(path) -> Figures:
             continue
         source = cell.source
         if cell.cell_type == "markdown":
-            source = CONTENTS.sub(" ", source)
             deeper = "\n\n".join(DETAILS.findall(source))
             core = DETAILS.sub("\n\n", source)
             figures.core_words += words(core)
@@ -87,7 +85,7 @@ def measure(path) -> Figures:
                 figures.captions.append(words(core))
         elif not (nbcommon.is_deeper(cell) or nbcommon.SOLUTION_TAG in cell.metadata.get("tags", [])
                   or source.startswith(POST_MARK)):
-            figures.core_code += sum(1 for line in source.splitlines() if line.strip())
+            figures.core_code += len(source.splitlines())
     return figures
 
 

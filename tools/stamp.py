@@ -71,9 +71,9 @@ def nav_source(paths: list[Path], titles: list[str], i: int) -> str:
 
 
 def contents_table(paths: list[Path], titles: list[str], link_prefix: str = "") -> str:
-    rows = [CONTENTS_START, "", "| # | Notebook | Open in Colab |", "|---|---|---|"]
+    rows = [CONTENTS_START, "", "| Notebook | Open in Colab |", "|---|---|"]
     for p, t in zip(paths, titles):
-        rows.append(f"| {p.name[:2]} | [{t}]({link_prefix}{p.name}) | "
+        rows.append(f"| [{t}]({link_prefix}{p.name}) | "
                     f"[![Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(p.name)}) |")
     rows += ["", CONTENTS_END]
     return "\n".join(rows)

@@ -22,9 +22,9 @@ _MODULES = {
     "rss": "rss_line_profile rss_increments rss_bytes",
     "cost": "model_clone_cost block_inputs",
     "graphs": "draw_graph side_by_side draw_fallback dot_available install_hint graph_nodes GraphDrawing",
-    "_autograd": "backward_nodes",
+    "_autograd": "backward_nodes where_it_raises",
     "models": "toy_residual BasicBlock Bottleneck SecondCodeBlock SecondCodeBottleneck PreActBlock ReluFirstBlock "
-              "resnet take_identity conv1x1",
+              "resnet take_identity conv1x1 torchvision_resnet18",
     # the blog post's memory_profiler workloads (functions in a file, so that it can profile them line by line)
     "workloads": "assign_tensor clone_tensor clone_of empty_like_unwritten",
     "data": "load_digits_tensors",
