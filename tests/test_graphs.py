@@ -566,3 +566,28 @@ def test_importing_graphs_does_not_import_heavy_modules():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "MPLBACKEND": "Agg"})
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("identity", ["alias", "clone"])
+def test_no_fallback_edge_runs_through_a_box(identity):
+    """Notebook 06's fallback drawing of the post's model with its saved tensors: an edge that skips layers bends
+    around the boxes between its ends, so no arrow seems to start or end at a box it passes."""
+    from clonelab import toy_residual
+
+    run = toy_residual(identity, backward=False)
+    boxes, edges, _ = _fallback.boxes_and_edges(run.loss, {"weight1": run.weight1, "weight2": run.weight2}, True)
+    pos, size, row, _, _ = _fallback.placement(boxes, edges)
+    skips = 0
+    for a, b, _ in edges:
+        ends, rad = _fallback.route(a, b, pos, size, row)
+        skips += rad != 0
+        assert _fallback.crossed(_fallback._arc(*ends, rad), a, b, pos, size) == [], (boxes[a][0], boxes[b][0])
+    assert skips >= 1          # the skip connection itself bends
+
+
+def test_route_bends_a_skipping_edge_away_from_a_box_in_its_way():
+    pos = {1: (0.0, 3.0), 2: (0.0, 0.0), 3: (-0.15, 1.5)}          # 3 sits left of the straight line from 1 to 2
+    size = dict.fromkeys(pos, (0.6, 0.3))
+    ends, rad = _fallback.route(1, 2, pos, size, row=1.0)
+    assert _fallback.crossed(_fallback._arc(*ends, 0.0), 1, 2, pos, size) == [3]    # straight: through box 3
+    assert rad != 0 and _fallback.crossed(_fallback._arc(*ends, rad), 1, 2, pos, size) == []

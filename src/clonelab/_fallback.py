@@ -114,6 +114,33 @@ def placement(boxes: dict, edges: list) -> tuple[dict, dict, float, float, float
             max(py + size[k][1] / 2 for k, (_, py) in pos.items()))
 
 
+def _arc(start, end, rad: float, n: int = 40) -> list[tuple[float, float]]:
+    """Points along matplotlib's ``arc3`` connection from ``start`` to ``end``: a quadratic Bezier curve."""
+    (x1, y1), (x2, y2) = start, end
+    cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+    return [((1 - t) ** 2 * x1 + 2 * t * (1 - t) * cx + t * t * x2, (1 - t) ** 2 * y1 + 2 * t * (1 - t) * cy + t * t * y2)
+            for t in (i / n for i in range(1, n))]
+
+
+def crossed(points, a: int, b: int, pos: dict, size: dict) -> list[int]:
+    """The boxes other than ``a`` and ``b`` that any of ``points`` falls in."""
+    return [k for k, (x, y) in pos.items() if k not in (a, b)
+            and any(abs(px - x) <= size[k][0] / 2 and abs(py - y) <= size[k][1] / 2 for px, py in points)]
+
+
+def route(a: int, b: int, pos: dict, size: dict, row: float) -> tuple[tuple, float]:
+    """The edge between boxes ``a`` and ``b``: from the bottom of the upper one to the top of the lower one, straight
+    between neighbouring layers; an edge that skips layers bends, to whichever side (and as far) it crosses no box."""
+    hi, lo = (a, b) if pos[a][1] > pos[b][1] else (b, a)
+    ends = (pos[hi][0], pos[hi][1] - size[hi][1] / 2), (pos[lo][0], pos[lo][1] + size[lo][1] / 2)
+    if pos[hi][1] - pos[lo][1] <= 1.5 * row:
+        return ends, 0.0
+    for rad in (0.2, -0.2, 0.35, -0.35, 0.5, -0.5, 0.7, -0.7, 1.0, -1.0):
+        if not crossed(_arc(*ends, rad), a, b, pos, size):
+            return ends, rad
+    return ends, 0.2
+
+
 def figure(panels: list[tuple[Any, dict, bool, str]], ax: Any = None) -> Any:
     """Draw each ``(output, params, show_saved, title)`` into ``ax``, or side by side into a new figure."""
     import matplotlib.pyplot as plt
@@ -133,12 +160,10 @@ def figure(panels: list[tuple[Any, dict, bool, str]], ax: Any = None) -> Any:
                 a.get_position().height * a.figure.get_figheight() / (h + 0.2)) for a, (*_, w, h) in zip(axes, laid))
     for ax, (boxes, edges, _), (pos, size, row, width, height), (*_, title) in zip(axes, graphs, laid, panels):
         for a, b, style in edges:  # from the bottom of the upper box to the top of the lower one
-            hi, lo = (a, b) if pos[a][1] > pos[b][1] else (b, a)
+            (start, end), rad = route(a, b, pos, size, row)
             ax.add_patch(FancyArrowPatch(
-                (pos[hi][0], pos[hi][1] - size[hi][1] / 2), (pos[lo][0], pos[lo][1] + size[lo][1] / 2),
-                arrowstyle="-|>" if style == "arrow" else "-", mutation_scale=9 * s, lw=s, zorder=1,
-                color="#444444" if style == "arrow" else "#b36b00",  # and around the layers an edge skips:
-                connectionstyle=f"arc3,rad={0.2 if pos[hi][1] - pos[lo][1] > 1.5 * row else 0}"))
+                start, end, arrowstyle="-|>" if style == "arrow" else "-", mutation_scale=9 * s, lw=s, zorder=1,
+                color="#444444" if style == "arrow" else "#b36b00", connectionstyle=f"arc3,rad={rad}"))
         for k, (label, kind) in boxes.items():
             (x, y), (w, h) = pos[k], size[k]
             ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.04",

@@ -117,20 +117,20 @@ _CHART_COLOURS = {"question": "#e8eef7", "right": "#dff0d8", "silent": "#fcf0d0"
 # (name, kind, text): the questions run down the left column, each with its outcome to the right.
 DECISION_CHART = (
     ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x (or a view of x)\n"
-                          "in place before the addition, or is the\nbranch's output x or a view of it?\n"
+                          "in place before the addition?\n"
                           "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   out=x"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
-    ("recording", "question", "Does autograd record the block? (grad mode on,\nand x or a tensor combined with it requires grad)"),
-    ("unchecked", "silent", "The block saves nothing, so its write is not\nchecked: identity sees it. (A tensor saved\n"
-                            "earlier, with grad on, still raises at backward.)\nFix: make the write out of place, "
-                            "or clone."),
+    ("recording", "question", "Does x require grad, with grad mode on?\n(not under torch.no_grad() or inference)"),
+    ("unchecked", "silent", "The write is not refused. Backward raises\nonly if a node saved x earlier with grad on\n"
+                            "(x * w, w requiring grad; a sigmoid that\nmade x). Else identity sees the write,\n"
+                            "silently. Fix: make the write out of place,\nor clone."),
     ("leaf", "question", "Does the write go into a leaf that requires\ngrad, or a view autograd guards? (a view of\n"
                          "such a leaf; an output of chunk, split,\nunbind; a view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
     ("saved", "question", "Before the write, did a node that backward\nruns save x? (relu, sigmoid, exp keep their\n"
-                          "output x; conv keeps its input; mul keeps a\nfactor whose partner needs a gradient; a view\n"
-                          "or the base of x counts: one version counter)"),
+                          "output x; conv(x) keeps x; x * w keeps x if\nw needs a gradient; a view or the base of x\n"
+                          "counts: they share one version counter)"),
     ("saved error", "error", "RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
                              "clone or not.\nFix: make the write out of place."),
     ("silent", "silent", "Nothing saved x (it came from add, conv,\nbatch norm ..., which keep no output): no\n"
@@ -138,8 +138,8 @@ DECISION_CHART = (
                          "write out of place, or identity = x.clone()\n(costs x.nbytes; x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 10.3, 1.9), "alias ok": (7.6, 10.3, 1.0), "recording": (2.3, 8.55, 0.75),
-             "unchecked": (7.6, 8.55, 1.0), "leaf": (2.3, 6.95, 1.2), "leaf error": (7.6, 6.95, 1.0),
+_CHART_AT = {"write": (2.3, 10.3, 1.65), "alias ok": (7.6, 10.3, 1.0), "recording": (2.3, 8.55, 0.75),
+             "unchecked": (7.6, 8.55, 1.45), "leaf": (2.3, 6.95, 1.2), "leaf error": (7.6, 6.95, 1.0),
              "saved": (2.3, 4.95, 1.75), "saved error": (7.6, 4.95, 1.2), "silent": (2.3, 1.85, 1.85)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
                  ("recording", "leaf", "yes"), ("leaf", "leaf error", "yes"), ("leaf", "saved", "no"),
