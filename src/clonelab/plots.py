@@ -123,8 +123,8 @@ DECISION_CHART = (
                           "(the post's model, torchvision's blocks)."),
     ("recording", "question", "Does x require grad, with grad mode on?\n(not under torch.no_grad() or inference)"),
     ("unchecked", "silent", "The write is not refused. Backward raises\nonly if a node saved x earlier with grad on\n"
-                            "(x * w, w requiring grad; a sigmoid that\nmade x). Else identity sees the write,\n"
-                            "silently. Fix: make the write out of place,\nor clone."),
+                            "(x * w, w requiring grad; for a block run\nunder no_grad, the sigmoid that made x).\n"
+                            "Else identity silently sees the write.\nFix: make the write out of place, or clone."),
     ("leaf", "question", "Does the write go into a leaf that requires\ngrad, or a view autograd guards? (a view of\n"
                          "such a leaf; an output of chunk, split,\nunbind; a view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
