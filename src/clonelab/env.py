@@ -68,7 +68,8 @@ def show_versions(written_for: str | None = None) -> None:
     if written_for is not None and clonelab.__version__ != written_for:
         print(f"This notebook was written for clonelab {written_for}. Update the package: on Colab, "
               "Runtime > Restart session, then run this cell again; in a clone of the repository, "
-              "`git pull` and `pip install -e .`.")
+              "check out the release the notebook came with (`git fetch --tags`, then `git checkout` its tag, or "
+              "`git pull` on a branch) and `pip install -e .`.")
 
 
 @dataclass
