@@ -581,7 +581,7 @@ def test_no_fallback_edge_runs_through_a_box(identity):
     for a, b, _ in edges:
         ends, rad = _fallback.route(a, b, pos, size, row)
         skips += rad != 0
-        assert _fallback.crossed(_fallback._arc(*ends, rad), a, b, pos, size) == [], (boxes[a][0], boxes[b][0])
+        assert _fallback.crossed(ends, rad, a, b, pos, size) == [], (boxes[a][0], boxes[b][0])
     assert skips >= 1          # the skip connection itself bends
 
 
@@ -589,5 +589,5 @@ def test_route_bends_a_skipping_edge_away_from_a_box_in_its_way():
     pos = {1: (0.0, 3.0), 2: (0.0, 0.0), 3: (-0.15, 1.5)}          # 3 sits left of the straight line from 1 to 2
     size = dict.fromkeys(pos, (0.6, 0.3))
     ends, rad = _fallback.route(1, 2, pos, size, row=1.0)
-    assert _fallback.crossed(_fallback._arc(*ends, 0.0), 1, 2, pos, size) == [3]    # straight: through box 3
-    assert rad != 0 and _fallback.crossed(_fallback._arc(*ends, rad), 1, 2, pos, size) == []
+    assert _fallback.crossed(ends, 0.0, 1, 2, pos, size) == [3]    # straight: through box 3
+    assert rad != 0 and _fallback.crossed(ends, rad, 1, 2, pos, size) == []

@@ -17,9 +17,9 @@ from clonelab.models import (
     SecondCodeBottleneck,
     conv1x1,
     resnet,
-    torchvision_resnet18,
     toy_residual,
 )
+from clonelab.env import torchvision_resnet18
 
 # --- the toy model ------------------------------------------------------------
 

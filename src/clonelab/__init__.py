@@ -24,7 +24,7 @@ _MODULES = {
     "graphs": "draw_graph side_by_side draw_fallback dot_available install_hint graph_nodes GraphDrawing",
     "_autograd": "backward_nodes where_it_raises",
     "models": "toy_residual BasicBlock Bottleneck SecondCodeBlock SecondCodeBottleneck PreActBlock ReluFirstBlock "
-              "resnet take_identity conv1x1 torchvision_resnet18",
+              "resnet take_identity conv1x1",
     # the blog post's memory_profiler workloads (functions in a file, so that it can profile them line by line)
     "workloads": "assign_tensor clone_tensor clone_of empty_like_unwritten",
     "data": "load_digits_tensors",
@@ -33,7 +33,7 @@ _MODULES = {
     "plots": "decision_chart plot_memory_timeline plot_versions plot_history plot_memory_comparison",
     "_util": "format_bytes",
     "exercises": "check",
-    "env": "check_environment show_versions",
+    "env": "check_environment show_versions torchvision_resnet18",
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 

@@ -114,16 +114,13 @@ def placement(boxes: dict, edges: list) -> tuple[dict, dict, float, float, float
             max(py + size[k][1] / 2 for k, (_, py) in pos.items()))
 
 
-def _arc(start, end, rad: float, n: int = 40) -> list[tuple[float, float]]:
-    """Points along matplotlib's ``arc3`` connection from ``start`` to ``end``: a quadratic Bezier curve."""
-    (x1, y1), (x2, y2) = start, end
+def crossed(ends, rad: float, a: int, b: int, pos: dict, size: dict) -> list[int]:
+    """The boxes other than ``a`` and ``b`` that matplotlib's ``arc3`` connection (a quadratic Bezier curve)
+    from ``ends[0]`` to ``ends[1]``, bent by ``rad``, runs through."""
+    (x1, y1), (x2, y2) = ends
     cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
-    return [((1 - t) ** 2 * x1 + 2 * t * (1 - t) * cx + t * t * x2, (1 - t) ** 2 * y1 + 2 * t * (1 - t) * cy + t * t * y2)
-            for t in (i / n for i in range(1, n))]
-
-
-def crossed(points, a: int, b: int, pos: dict, size: dict) -> list[int]:
-    """The boxes other than ``a`` and ``b`` that any of ``points`` falls in."""
+    points = [((1 - t) ** 2 * x1 + 2 * t * (1 - t) * cx + t * t * x2, (1 - t) ** 2 * y1 + 2 * t * (1 - t) * cy + t * t * y2)
+              for t in (i / 40 for i in range(1, 40))]
     return [k for k, (x, y) in pos.items() if k not in (a, b)
             and any(abs(px - x) <= size[k][0] / 2 and abs(py - y) <= size[k][1] / 2 for px, py in points)]
 
@@ -133,12 +130,9 @@ def route(a: int, b: int, pos: dict, size: dict, row: float) -> tuple[tuple, flo
     between neighbouring layers; an edge that skips layers bends, to whichever side (and as far) it crosses no box."""
     hi, lo = (a, b) if pos[a][1] > pos[b][1] else (b, a)
     ends = (pos[hi][0], pos[hi][1] - size[hi][1] / 2), (pos[lo][0], pos[lo][1] + size[lo][1] / 2)
-    if pos[hi][1] - pos[lo][1] <= 1.5 * row:
-        return ends, 0.0
-    for rad in (0.2, -0.2, 0.35, -0.35, 0.5, -0.5, 0.7, -0.7, 1.0, -1.0):
-        if not crossed(_arc(*ends, rad), a, b, pos, size):
-            return ends, rad
-    return ends, 0.2
+    bends = (0.2, -0.2, 0.35, -0.35, 0.5, -0.5, 0.7, -0.7, 1.0, -1.0)
+    skips = pos[hi][1] - pos[lo][1] > 1.5 * row
+    return ends, next((r for r in bends if not crossed(ends, r, a, b, pos, size)), 0.2) if skips else 0.0
 
 
 def figure(panels: list[tuple[Any, dict, bool, str]], ax: Any = None) -> Any:

@@ -126,3 +126,20 @@ def check_environment(verbose: bool = True) -> EnvReport:
     if verbose:
         print(report)
     return report
+
+
+def torchvision_resnet18():
+    """torchvision's own ``resnet18()`` (random weights, in evaluation mode), or ``None`` with a note where
+    torchvision does not import (not installed, or built for another torch). Notebook 09.
+
+    >>> from clonelab import BasicBlock, resnet
+    >>> resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000).load_state_dict(torchvision_resnet18().state_dict())
+    <All keys matched successfully>
+    """
+    try:
+        from torchvision.models import resnet18
+    except (ImportError, RuntimeError, OSError) as err:   # a torchvision built for another torch fails to load
+        print(f"torchvision could not be imported ({type(err).__name__}): the comparison with its resnet18 is "
+              "skipped. `pip install torchvision` (the release that goes with your torch) runs it.")
+        return None
+    return resnet18().train(False)

@@ -340,22 +340,3 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
             nn.init.zeros_(m.bias)
     return model
 
-
-def torchvision_resnet18():
-    """torchvision's own ``resnet18()`` (random weights, in evaluation mode), or ``None`` with a printed note
-    where torchvision cannot be imported: not installed, or built for another torch. Notebook 09.
-
-    clonelab's layer names and shapes are torchvision's, so its ``state_dict()`` loads into
-    ``resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000)`` with ``strict=True``.
-
-    >>> theirs = torchvision_resnet18()
-    >>> resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000).load_state_dict(theirs.state_dict(), strict=True)
-    <All keys matched successfully>
-    """
-    try:
-        from torchvision.models import resnet18
-    except (ImportError, RuntimeError, OSError) as err:   # a torchvision built for another torch fails to load
-        print(f"torchvision could not be imported ({type(err).__name__}): the comparison with its resnet18 is "
-              "skipped. `pip install torchvision` (the release that goes with your torch) runs it.")
-        return None
-    return resnet18().train(False)

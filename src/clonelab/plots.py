@@ -124,7 +124,8 @@ DECISION_CHART = (
     ("recording", "question", "Does x require grad, with grad mode on?\n(not under torch.no_grad() or inference)"),
     ("unchecked", "silent", "The write is not refused. Backward raises\nonly if a node saved x earlier with grad on\n"
                             "(x * w, w requiring grad; for a block run\nunder no_grad, the sigmoid that made x).\n"
-                            "Else identity silently sees the write.\nFix: make the write out of place, or clone."),
+                            "Else identity silently sees the write.\nFix: make the write out of place (if\n"
+                            "nothing raises, a clone works too)."),
     ("leaf", "question", "Does the write go into a leaf that requires\ngrad, or a view autograd guards? (a view of\n"
                          "such a leaf; an output of chunk, split,\nunbind; a view made under no_grad)"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
@@ -139,7 +140,7 @@ DECISION_CHART = (
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
 _CHART_AT = {"write": (2.3, 10.3, 1.65), "alias ok": (7.6, 10.3, 1.0), "recording": (2.3, 8.55, 0.75),
-             "unchecked": (7.6, 8.55, 1.45), "leaf": (2.3, 6.95, 1.2), "leaf error": (7.6, 6.95, 1.0),
+             "unchecked": (7.6, 8.55, 1.8), "leaf": (2.3, 6.95, 1.2), "leaf error": (7.6, 6.95, 1.0),
              "saved": (2.3, 4.95, 1.75), "saved error": (7.6, 4.95, 1.2), "silent": (2.3, 1.85, 1.85)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
                  ("recording", "leaf", "yes"), ("leaf", "leaf error", "yes"), ("leaf", "saved", "no"),
