@@ -47,11 +47,14 @@ LOWER_TORCH ?= 2.3.0
 LOWER_TORCHVISION ?= 0.18.0
 LOWER_VENV ?= .venv-lower
 
-test-lower:
+$(LOWER_VENV)/.installed: pyproject.toml
 	test -x $(LOWER_VENV)/bin/python || $(PYTHON) -m venv $(LOWER_VENV)
 	$(LOWER_VENV)/bin/python -m pip install -q "torch==$(LOWER_TORCH)" "torchvision==$(LOWER_TORCHVISION)"
 	$(LOWER_VENV)/bin/python -m pip install -q -e ".[test]"
 	$(LOWER_VENV)/bin/python -c "import torch; assert torch.__version__.split('+')[0] == '$(LOWER_TORCH)', torch.__version__"
+	touch $@
+
+test-lower: $(LOWER_VENV)/.installed
 	$(LOWER_VENV)/bin/python -m pytest -p no:cacheprovider $(PYTEST_PARALLEL)
 
 test-browser: $(VENV)/.clonelab-browser

@@ -372,7 +372,7 @@ def test_the_core_path_minutes_quoted_in_the_guide_are_the_notes_own():
     totals = {p.name[:2]: reading_time.core_timeline(nbformat.read(p, as_version=4))[1] for p in notebook_paths()}
     for text in quoted:
         pairs = {n: int(m) for n, m in re.findall(r"(\d\d): (\d+)", text)}
-        assert pairs == {n: totals[n] for n in pairs}, "the formula's minutes changed: rebuild the run sheets"
+        assert pairs == {n: totals[n] for n in pairs}, "the formula's minutes changed: update the minutes quoted in workshop/README.md's run sheets"
     assert "words / {}".format(reading_time.READ_WPM) in GUIDE.read_text(), "the guide states the formula"
 
 

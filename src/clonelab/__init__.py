@@ -2,8 +2,7 @@
 
 The public names are loaded lazily, so ``import clonelab`` is cheap and works before torch is installed.
 
->>> import clonelab
->>> clonelab.__version__
+>>> import clonelab; clonelab.__version__
 '0.1.0'
 """
 

@@ -8,7 +8,6 @@ from typing import Any
 def require_graph(output: Any, argname: str = "output") -> None:
     """TypeError unless ``output`` is a tensor, ValueError unless it has a ``grad_fn``; both name ``argname``."""
     import torch
-
     if not isinstance(output, torch.Tensor):
         raise TypeError(f"{argname} must be a torch.Tensor made by autograd-tracked ops (e.g. a loss); "
                         f"got {type(output).__name__}")
@@ -19,8 +18,7 @@ def require_graph(output: Any, argname: str = "output") -> None:
 
 
 def backward_nodes(output: Any) -> list:
-    """Every backward node reachable from ``output.grad_fn`` through ``next_functions``, once each, depth-first
-    (a leaf that requires grad: its ``AccumulateGrad`` node). Notebook 05.
+    """Every backward node reachable from ``output.grad_fn``, once each, depth-first (a leaf: its ``AccumulateGrad``).
 
     >>> import torch
     >>> w = torch.ones(3, requires_grad=True)
@@ -44,8 +42,7 @@ FREED, MODIFIED = "freed by backward()", "modified in place"   # why a saved ten
 def saved_tensors(node: Any) -> list[tuple[str, Any]]:
     """``(name, tensor)`` for each tensor ``node`` saved for backward (its ``_saved_*`` attributes).
 
-    A tuple gives a pair per tensor (``indices[0]``). A saved tensor that cannot be read back comes with the reason
-    instead: ``FREED`` after ``backward()``, ``MODIFIED`` after an in-place write moved its version.
+    A tuple gives a pair per tensor (``indices[0]``); one that cannot be read back gives ``FREED`` or ``MODIFIED``.
 
     >>> import torch
     >>> w = torch.ones(3, requires_grad=True)
@@ -53,7 +50,6 @@ def saved_tensors(node: Any) -> list[tuple[str, Any]]:
     ['other', 'self']
     """
     import torch
-
     found = []
     for name in (a[len("_saved_"):] for a in dir(node) if a.startswith("_saved_")):
         try:
@@ -77,7 +73,6 @@ def where_it_raises(run: Any) -> tuple[str, str]:
     ('at the write', 'at backward')
     """
     import torch
-
     if not callable(run):
         raise TypeError(f"run must be a function of no arguments that returns a tensor; got {type(run).__name__}")
     try:

@@ -9,16 +9,13 @@ from typing import Any
 def require_tensor(value: Any, name: str) -> None:
     """Raise TypeError, naming the argument, unless ``value`` is a torch.Tensor."""
     import torch
-
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
 
 
 def require_dense_tensor(value: Any, name: str) -> None:
-    """Like :func:`require_tensor`, and ValueError for a sparse tensor: it keeps its values and indices
-    in several buffers, so it has no single storage to describe or compare."""
+    """Like :func:`require_tensor`, and ValueError for a sparse tensor: it has no single storage to describe."""
     import torch
-
     require_tensor(value, name)
     if value.layout != torch.strided:
         what = "a sparse tensor" if "sparse" in str(value.layout) else "not a dense tensor"
@@ -54,6 +51,5 @@ def require_named(values: Any, argname: str, what: str, check: Callable[[Any, st
 
 
 def storage_key(t) -> int:
-    """An identity for the storage behind a dense tensor ``t``, valid on every device (``meta`` included, where
-    ``data_ptr()`` is 0): ``_cdata``, the address of the C++ StorageImpl, shared by views and not by copies."""
+    """The address of the C++ StorageImpl behind ``t``, shared by views, not copies (on ``meta``, data_ptr() is 0)."""
     return t.untyped_storage()._cdata

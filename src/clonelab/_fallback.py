@@ -115,8 +115,7 @@ def placement(boxes: dict, edges: list) -> tuple[dict, dict, float, float, float
 
 
 def crossed(ends, rad: float, a: int, b: int, pos: dict, size: dict) -> list[int]:
-    """The boxes other than ``a`` and ``b`` that matplotlib's ``arc3`` connection (a quadratic Bezier curve)
-    from ``ends[0]`` to ``ends[1]``, bent by ``rad``, runs through."""
+    """The boxes but ``a``, ``b`` that the ``arc3`` curve ``ends[0]`` -> ``ends[1]``, bent by ``rad``, runs through."""
     (x1, y1), (x2, y2) = ends
     cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
     points = [((1 - t) ** 2 * x1 + 2 * t * (1 - t) * cx + t * t * x2, (1 - t) ** 2 * y1 + 2 * t * (1 - t) * cy + t * t * y2)
@@ -126,8 +125,7 @@ def crossed(ends, rad: float, a: int, b: int, pos: dict, size: dict) -> list[int
 
 
 def route(a: int, b: int, pos: dict, size: dict, row: float) -> tuple[tuple, float]:
-    """The edge between boxes ``a`` and ``b``: from the bottom of the upper one to the top of the lower one, straight
-    between neighbouring layers; an edge that skips layers bends, to whichever side (and as far) it crosses no box."""
+    """The edge from the upper of boxes ``a``, ``b`` to the lower: straight, or bent clear of boxes if it skips rows."""
     hi, lo = (a, b) if pos[a][1] > pos[b][1] else (b, a)
     ends = (pos[hi][0], pos[hi][1] - size[hi][1] / 2), (pos[lo][0], pos[lo][1] + size[lo][1] / 2)
     bends = (0.2, -0.2, 0.35, -0.35, 0.5, -0.5, 0.7, -0.7, 1.0, -1.0)
@@ -139,7 +137,6 @@ def figure(panels: list[tuple[Any, dict, bool, str]], ax: Any = None) -> Any:
     """Draw each ``(output, params, show_saved, title)`` into ``ax``, or side by side into a new figure."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
-
     graphs = [boxes_and_edges(output, params, show_saved) for output, params, show_saved, _ in panels]
     laid = [placement(boxes, edges) for boxes, edges, _ in graphs]
     if ax is None:

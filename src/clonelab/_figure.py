@@ -1,5 +1,4 @@
-"""What the pictures share: a closed figure, a frameless canvas, centred text, a palette, number checks.
-matplotlib is imported inside the functions, when a figure is drawn."""
+"""What the pictures share: a closed figure, a frameless canvas, centred text, a palette, number checks."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Small helpers that several modules share: a byte count as text, a dtype's short name, a tensor's version,
-a thread count."""
+"""Small helpers that several modules share: a byte count as text, a dtype's name, a tensor's version, thread counts."""
 
 from __future__ import annotations
 
@@ -39,7 +38,6 @@ def version_of(t) -> int | None:
 def intra_op_threads(n: int | None) -> Iterator[None]:
     """Use ``n`` CPU threads inside ops for a while, then restore the old setting (None: leave it)."""
     import torch
-
     before = torch.get_num_threads()
     if n is not None:
         torch.set_num_threads(n)

@@ -1,5 +1,4 @@
-"""What ``identity = x.clone()`` costs in a whole ResNet, next to ``identity = x`` (notebook 09 and
-benchmarks/clone_cost.py)."""
+"""What ``identity = x.clone()`` costs in a ResNet, next to ``identity = x`` (notebook 09, benchmarks/clone_cost.py)."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ def _blocks(model: nn.Module) -> list[tuple[str, nn.Module]]:
     found = []
     for name, module in model.named_modules():
         if isinstance(module, (PreActBlock, ReluFirstBlock)):
-            # PreActBlock takes no identity in a downsampling block, and ReluFirstBlock writes into x:
-            # neither costs "one x.nbytes per block".
+            # not "x.nbytes a block": PreActBlock has no identity where it downsamples, ReluFirstBlock writes into x
             raise ValueError(f"model must be built from BasicBlock or Bottleneck blocks; {name!r} is a "
                              f"{type(module).__name__}")
         if isinstance(module, (BasicBlock, Bottleneck)):
@@ -48,15 +46,11 @@ def _block_calls(model: nn.Module) -> Iterator[list[tuple[str, int]]]:
 
 
 def _per_block(calls: list[tuple[str, int]]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for name, nbytes in calls:  # a block called twice counts twice
-        found[name] = found.get(name, 0) + nbytes
-    return found
+    return {name: sum(n for k, n in calls if k == name) for name, _ in calls}  # a block called twice counts twice
 
 
 def block_inputs(model: nn.Module, x: Tensor) -> dict[str, int]:
-    """Bytes of each residual block's input (what its clone copies) when ``model`` runs on ``x``; on the ``meta``
-    device this costs no memory and no compute.
+    """Bytes of each residual block's input (what its clone copies) when ``model`` runs on ``x``; free on ``meta``.
 
     >>> from clonelab.models import resnet
     >>> net = resnet(BasicBlock, [1, 1], in_channels=1, base_width=4, stem="small").to("meta")

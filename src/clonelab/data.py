@@ -32,13 +32,11 @@ class Digits(NamedTuple):
 
 def digits_arrays() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's digits as ``load_digits(return_X_y=True)`` gives them, (1797, 64) ink counts 0..16 and (1797,)
-    labels, read from the file scikit-learn ships (``import sklearn`` is slow); through
-    ``sklearn.datasets.load_digits`` where that file is not found."""
+    labels, read from the file it ships (``import sklearn`` is slow), else through ``sklearn.datasets.load_digits``."""
     spec = importlib.util.find_spec("sklearn")
     path = Path(spec.submodule_search_locations[0], "datasets", "data", "digits.csv.gz") if spec else None
     if path is None or not path.is_file():
         from sklearn.datasets import load_digits  # raises ImportError when scikit-learn is missing
-
         return load_digits(return_X_y=True)
     with gzip.open(path, "rt") as f:
         table = np.loadtxt(f, delimiter=",")
@@ -48,8 +46,7 @@ def digits_arrays() -> tuple[np.ndarray, np.ndarray]:
 def load_digits_tensors(*, test_size: float | int = 0.25, seed: int = 0) -> Digits:
     """The digits, split into train and test tensors, stratified: each class keeps its share in both.
 
-    ``test_size``: a fraction in (0, 1), rounded up to whole images, or a count of test images. A generator
-    seeded with ``seed`` draws the split: equal arguments, identical tensors.
+    ``test_size``: a fraction in (0, 1), rounded up, or a count of test images; ``seed`` seeds the split's generator.
 
     >>> d = load_digits_tensors(test_size=0.2, seed=1)
     >>> len(d.y_test), float(d.x_train.max()), d.y_train.unique().tolist()

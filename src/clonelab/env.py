@@ -10,8 +10,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-# The torch releases CI runs the series on: the lowest is the bound in pyproject.toml (a test keeps
-# them in step), the highest the newest that installs there.
+# The torch releases CI runs the series on: from pyproject.toml's bound (a test keeps them in step) to the newest.
 TORCH_TESTED = ("2.3", "2.14")
 OUTPUTS_MADE_WITH = "torch 2.14.1 (a CUDA build, run on the CPU), Python 3.11"  # what `make notebooks` ran
 IMPORT_NAMES = {"memory-profiler": "memory_profiler", "scikit-learn": "sklearn"}   # where they differ
@@ -19,8 +18,7 @@ NOT_IMPORTED = {"sklearn", "setuptools"}  # found, not imported: clonelab reads 
 
 
 def requirements() -> list[tuple[str, str, str]]:
-    """``(import name, distribution, lower bound)`` for each dependency in clonelab's installed metadata (the
-    ``dependencies`` of pyproject.toml, extras left out), then clonelab itself.
+    """``(import name, distribution, lower bound)`` per installed dependency of clonelab (no extras), then clonelab.
 
     >>> ("torch", "torch", TORCH_TESTED[0]) in requirements()
     True
@@ -45,8 +43,7 @@ def torch_in_tested_range(version: str) -> bool:
 
 
 def show_versions(written_for: str | None = None) -> None:
-    """Print one line of versions, and a warning line only where something differs from the tested set-up
-    or from ``written_for``, the clonelab version the notebook was written for.
+    """Print one line of versions, and a warning where they differ from the tested set-up or clonelab's ``written_for``.
 
     >>> show_versions()  # doctest: +ELLIPSIS
     clonelab ... · torch ... · Python ...
@@ -97,7 +94,6 @@ def check_environment(verbose: bool = True) -> EnvReport:
     True
     """
     from clonelab._fallback import dot_available, install_hint  # torch-free: this check runs before torch is there
-
     py_ok = sys.version_info >= (3, 10)
     lines = [("OK" if py_ok else "FAIL", "python",
               platform.python_version() + ("" if py_ok else " (the series needs 3.10 or newer)"))]
@@ -129,8 +125,7 @@ def check_environment(verbose: bool = True) -> EnvReport:
 
 
 def torchvision_resnet18():
-    """torchvision's own ``resnet18()`` (random weights, in evaluation mode), or ``None`` with a note where
-    torchvision does not import (not installed, or built for another torch). Notebook 09.
+    """torchvision's own ``resnet18()`` (random weights, eval mode), or ``None`` with a note where it does not import.
 
     >>> from clonelab import BasicBlock, resnet
     >>> resnet(BasicBlock, [2, 2, 2, 2], num_classes=1000).load_state_dict(torchvision_resnet18().state_dict())

@@ -48,8 +48,7 @@ def graph_nodes(output: torch.Tensor) -> collections.Counter[str]:
 
 def draw_fallback(output: torch.Tensor, params: Mapping[str, torch.Tensor] | None = None, *,
                   ax: Axes | None = None, title: str | None = None, show_saved: bool = False) -> Figure:
-    """Draw the graph of ``output`` with matplotlib alone, as :func:`draw_graph` does without ``dot`` (torchviz's
-    boxes and colours, a legend; no view base, no ``mark=``), into ``ax``, else a new figure.
+    """Draw ``output``'s graph with matplotlib, as :func:`draw_graph` does without ``dot``, into ``ax`` or a new figure.
 
     >>> w = torch.tensor([2.0], requires_grad=True)
     >>> draw_fallback((w * 3) ** 2, {"w": w}).axes[0].get_title()
@@ -145,8 +144,7 @@ _DOT_ID = re.compile(r"(^\t|-> )(\w+)(?= \[| ->|$)", re.M)
 
 
 def _renamed(body: list[str], prefix: str) -> list[str]:
-    # torchviz names nodes by id(), new on every run: name them prefix0, prefix1, ... in order, so that
-    # executed notebooks stay the same, and the two graphs of side_by_side do not share a name
+    # torchviz names nodes by id(), new each run; prefix0, prefix1, ... in order: stable notebooks, two graphs apart
     names: dict[str, str] = {}
     return [_DOT_ID.sub(lambda m: m[1] + names.setdefault(m[2], f"{prefix}{len(names)}"), line) for line in body]
 
@@ -154,7 +152,6 @@ def _renamed(body: list[str], prefix: str) -> list[str]:
 def _make_digraph(output: torch.Tensor, params: dict[str, torch.Tensor], show_saved: bool = False,
                   show_attrs: bool = False, mark: torch.Tensor | None = None) -> graphviz.Digraph:
     import torchviz
-
     nodes = backward_nodes(output)  # alive while torchviz walks them, so that its ids are theirs
     reasons = [t for fn in nodes for _, t in saved_tensors(fn) if isinstance(t, str)] if show_saved or show_attrs else []
     if reasons:
@@ -230,8 +227,7 @@ def draw_graph(output: torch.Tensor, params: Mapping[str, torch.Tensor] | None =
 
 def side_by_side(g1: GraphDrawing | torch.Tensor, g2: GraphDrawing | torch.Tensor,
                  titles: Sequence[str] = ("identity = x", "identity = x.clone()")) -> GraphDrawing:
-    """Draw two autograd graphs, :func:`draw_graph` results or output tensors, next to each other at one scale,
-    each under its title: with ``dot`` one graph of two ``cluster``s, else two matplotlib panels (notebook 06).
+    """Draw two graphs (:func:`draw_graph` results or output tensors) side by side at one scale, each under its title.
 
     >>> w = torch.tensor([2.0], requires_grad=True)
     >>> pair = side_by_side(w * 2, (w * 2).clone(), titles=("alias", "clone"))  # doctest: +SKIP
@@ -252,7 +248,6 @@ def side_by_side(g1: GraphDrawing | torch.Tensor, g2: GraphDrawing | torch.Tenso
         digraphs, reason = [None], f"torchviz could not be imported ({exc})"
     if None not in digraphs:
         import graphviz
-
         both = graphviz.Digraph(node_attr=digraphs[0].node_attr, graph_attr={"size": "10,12"})  # <= 960 px wide
         for i, (digraph, title) in enumerate(zip(digraphs, titles)):
             with both.subgraph(name=f"cluster_{i}") as cluster:

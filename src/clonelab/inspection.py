@@ -27,9 +27,8 @@ def _share_memory(a, b) -> bool:
 
 
 def shares_storage(a, b) -> bool:
-    """True when ``a`` and ``b`` use the same memory: the same storage (a view and its base, ``x.detach()``, two
-    slices of one tensor even where they do not overlap), or overlapping byte ranges of two storages on one device
-    (``torch.from_numpy(t.numpy())``). TypeError or ValueError, naming the argument, unless both are dense tensors.
+    """True when ``a`` and ``b`` use the same memory: one storage (a view and its base, ``x.detach()``, two slices of
+    a tensor even where they do not overlap), or overlapping bytes on one device (``torch.from_numpy(t.numpy())``).
 
     >>> x = torch.zeros(3)
     >>> shares_storage(x, x[1:]), shares_storage(x, x + 0), shares_storage(x, torch.from_numpy(x.numpy()))
@@ -41,8 +40,7 @@ def shares_storage(a, b) -> bool:
 
 
 def storage_positions(t) -> list[int]:
-    """Where each element of ``t`` sits in its storage, in ``t``'s own (row-major) element order: ``t[i, j, ...]``
-    is at ``offset + i * stride[0] + j * stride[1] + ...``, in elements.
+    """Where each element of ``t`` (row-major) sits in its storage: ``t[i, j, ...]`` at ``offset + i * stride[0] ...``.
 
     >>> t = torch.arange(10.0, 70.0, 10.0).reshape(2, 3)
     >>> storage_positions(t[:, 1:]), storage_positions(t.T)
@@ -67,9 +65,8 @@ def _grad_text(t) -> str:
 def describe(*tensors, names: Sequence[str] | str | None = None, columns: Sequence[str] | str | None = None) -> Table:
     """A table of facts about each tensor: identity, storage, layout, autograd state.
 
-    ``names``: one per tensor, a list or a string ("a b"). ``columns``: which of :data:`COLUMNS` to show, in
-    order. ``shares_storage_with``: earlier rows that share memory with this one; ``grad``: ``.grad`` (its values
-    up to 4 elements). Errors name a missing or non-dense tensor, a wrong number of names, an unknown column.
+    ``names``: one per tensor, a list or a string ("a b"). ``columns``: which of :data:`COLUMNS` to show, in order.
+    ``shares_storage_with``: earlier rows that share memory with this one; ``grad``: ``.grad`` (values up to 4 of them).
 
     >>> a = torch.tensor([2., 3., 4.], requires_grad=True)
     >>> describe(a, a.clone(), names="a b", columns="shares_storage_with grad_fn").rows
@@ -107,8 +104,7 @@ class VersionSnapshot:
 
 
 def version_snapshot(tensors: Mapping[str, torch.Tensor], label: str) -> VersionSnapshot:
-    """``t._version`` and the first 6 values of each named tensor, after the step ``label``; errors name
-    ``tensors``. Notebook 04.
+    """``t._version`` and the first 6 values of each named tensor, after the step ``label`` (notebook 04).
 
     >>> x = torch.zeros(2); y = x
     >>> x += 1

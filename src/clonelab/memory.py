@@ -22,13 +22,12 @@ from clonelab._util import dtype_name
 
 @dataclass
 class MemoryReport:
-    """What :func:`measure` saw, in bytes: ``allocated``, ``freed`` (CPU: of those), ``peak`` (the most bytes of
-    the block's own allocations alive at once; CUDA: above the start), ``net`` = allocated - freed (CPU: frees of
-    memory allocated before the block are ignored, so they lower neither ``net`` nor ``peak``), ``requested``
-    (CUDA: before rounding). CPU only: ``trace``, ``(op, root op, address, bytes)`` per allocation (+) and
-    free (-), the root op being the one called from Python (or ``autograd::engine...`` in backward);
-    ``events``, its ``(op, bytes)``; ``peak_at``, the index in ``trace`` where the peak was first reached;
-    ``backward_start``, the index of the first event under autograd's engine (None: no backward in the block)."""
+    """What :func:`measure` saw, in bytes: ``allocated``, ``freed`` (CPU: of those), ``peak`` (the most bytes of the
+    block's own allocations alive at once; CUDA: above the start), ``net`` = allocated - freed (CPU: frees of memory
+    allocated before the block lower neither ``net`` nor ``peak``), ``requested`` (CUDA: before rounding). CPU only:
+    ``trace``, ``(op, root op, address, bytes)`` per allocation (+) and free (-), the root op the one called from
+    Python (``autograd::engine...`` in backward); ``events``, its ``(op, bytes)``; ``peak_at``, the ``trace`` index
+    where the peak was first reached; ``backward_start``, that of the first event under autograd's engine (or None)."""
 
     device: str
     allocated: int = 0
@@ -70,9 +69,8 @@ class Allocation(NamedTuple):
 
 
 def allocation_lifetimes(report: MemoryReport) -> list[Allocation]:
-    """Every allocation in a CPU :func:`measure` report's ``trace``, in order, as an ``Allocation(op, root,
-    nbytes, start, end)``: ``start`` and ``end`` index it and its free there (``end`` None: alive at the
-    end of the block).
+    """Every allocation in a CPU :func:`measure` report's ``trace``, in order, as ``Allocation(op, root, nbytes,
+    start, end)``: ``start`` and ``end`` index it and its free there (``end`` None: alive at the end of the block).
 
     >>> x = torch.ones(100)
     >>> with measure() as m:
@@ -124,9 +122,9 @@ class measure:
     """Count the bytes allocated, freed and at peak in a ``with`` block, as a :class:`MemoryReport`.
 
     ``device="cpu"``: the profiler's every allocation and free, exact to the byte each op requests (the allocator's
-    alignment and the tensor objects come on top); frees of memory allocated before the block are ignored.
-    ``"cuda"``: the caching allocator's blocks; with the default ``PYTORCH_CUDA_ALLOC_CONF``, each request is rounded
-    up to a multiple of 512 bytes, and one over 1 MiB may get a cached block up to about 1 MiB larger. Blocks nest; the report fills in at exit.
+    alignment and tensor objects come on top); frees of memory allocated before the block are ignored. ``"cuda"``:
+    the caching allocator's blocks; by default (``PYTORCH_CUDA_ALLOC_CONF``) a request is rounded up to a multiple
+    of 512 bytes, one over 1 MiB may get a cached block up to about 1 MiB larger. Blocks nest; the report fills at exit.
 
     >>> x = torch.ones(256)
     >>> with measure() as m:
@@ -169,8 +167,7 @@ class measure:
         return self.report
 
     def _resume(self) -> None:
-        # torch.autograd.profiler.profile, the profiler that torch.profiler.profile wraps: the wrapper's first start
-        # imports torch._inductor, a slow import, for a CUDA-graph setting the CPU does not use
+        # the profiler that torch.profiler.profile wraps: the wrapper's first start imports torch._inductor (slow)
         self._profiler = torch.autograd.profiler.profile(use_cpu=True, profile_memory=True, use_kineto=True)
         self._profiler.__enter__()
 
@@ -225,8 +222,7 @@ class measure:
 
 
 class SavedReport(Table):
-    """The tensors autograd saved, a row each (``tensors``: as dicts), ``nbytes`` of their distinct storages
-    (each counted once), and ``result``, what the function returned."""
+    """The tensors autograd saved, a row each (``tensors``: as dicts), ``nbytes`` of distinct storages, ``result``."""
 
     def __init__(self, result: Any, rows: list[list[Any]], nbytes: int):
         super().__init__(["shape", "dtype", "tensor_bytes", "storage_bytes", "storage"], rows,
@@ -259,10 +255,9 @@ def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
 
 
 def saved_by_node(output) -> Table:
-    """A row per tensor that each node of the graph behind ``output`` saved, with the tensor's own bytes.
+    """A row per tensor that each node of the graph behind ``output`` saved, with its own bytes (notebooks 05, 07).
 
-    Read from the ``_saved_*`` attributes: ``(nothing)`` where there are none (a custom ``autograd.Function``
-    saves out of their sight); a tensor that cannot be read back says why. Notebooks 05 and 07.
+    From ``_saved_*``, ``(nothing)`` if none (a custom autograd.Function hides its own); an unreadable one says why.
 
     >>> w = torch.ones(3, requires_grad=True)
     >>> t = saved_by_node((w * 2).relu())
@@ -279,9 +274,8 @@ def saved_by_node(output) -> Table:
 
 
 def memory_timeline(report: Any, mark: str = "aten::clone") -> tuple[list[int], list[tuple[int, int]]]:
-    """From a CPU ``measure()`` report: bytes live after each event, and the sorted lifetimes (first event,
-    last event) of the allocations whose root op is ``mark`` (one that ends at the last event may still be
-    alive). Notebooks 07 and 09.
+    """From a CPU ``measure()`` report: bytes live after each event, and the sorted lifetimes (first event, last
+    event) of the allocations whose root op is ``mark`` (one ending at the last may be alive). Notebooks 07 and 09.
 
     >>> from clonelab import measure; x = torch.ones(100)
     >>> with measure() as m:

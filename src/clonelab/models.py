@@ -25,8 +25,7 @@ def take_identity(x: Tensor, identity_mode: str) -> Tensor:
     (True, False)
     """
     _check_identity(identity_mode, "identity_mode")
-    # The whole question of the series in one line: "alias" binds a second name to the same tensor (no op runs,
-    # no memory is used); "clone" copies it into new storage, which later in-place writes to x cannot reach.
+    # the question of the series: "alias" names x again (no op, no memory); "clone" is storage x's writes cannot reach
     return x if identity_mode == "alias" else x.clone()
 
 
@@ -51,8 +50,7 @@ def toy_residual(identity: str = "alias", *, backward: bool = True) -> ToyResidu
     >>> r = toy_residual("clone")
     >>> r.output_data.item(), r.loss.item(), r.weight1.grad.item(), r.weight2.grad.item()
     (8.0, 0.25, -4.0, -2.0)
-    >>> alias = toy_residual("alias")
-    >>> alias.identity is alias.feature, r.identity is r.feature
+    >>> alias = toy_residual("alias"); alias.identity is alias.feature, r.identity is r.feature
     (True, False)
     """
     identity_mode = _check_identity(identity)
@@ -68,8 +66,7 @@ def toy_residual(identity: str = "alias", *, backward: bool = True) -> ToyResidu
     loss = (output_data - target_data) ** 2
     if backward:
         loss.backward()
-    return ToyResidual(input_data, weight1, weight2, target_data, feature, identity_t, feature2,
-                       output_data, loss)
+    return ToyResidual(input_data, weight1, weight2, target_data, feature, identity_t, feature2, output_data, loss)
 
 
 def conv3x3(in_planes: int, out_planes: int, stride: int = 1, groups: int = 1) -> nn.Conv2d:
@@ -87,9 +84,8 @@ def conv1x1(in_planes: int, out_planes: int, stride: int = 1) -> nn.Conv2d:
 
 
 class _ResidualBlock(nn.Module):
-    """What the blocks share. ``identity_mode``, "alias" or "clone", is read on every forward call, so it
-    can be switched on a built block. Each block registers ``downsample`` last, so that its children
-    (and state_dict keys) come in torchvision's order."""
+    """What the blocks share. ``identity_mode``, "alias" or "clone", is read on every forward call, so it can be
+    switched on a built block. Each block registers ``downsample`` last, for torchvision's order of state_dict keys."""
 
     expansion = 1
     preactivation = False  # resnet() reads it: True ends the stem at its conv and adds a final BN+ReLU
@@ -319,9 +315,8 @@ def resnet(block: type[_ResidualBlock], layers: list[int], *, num_classes: int =
     for i, blocks in enumerate(layers):
         planes, stride = base_width * 2**i, 1 if i == 0 else 2
         out_planes = planes * block.expansion
-        downsample = None
-        if stride != 1 or inplanes != out_planes:  # a projection shortcut, only where the shape changes
-            downsample = nn.Sequential(conv1x1(inplanes, out_planes, stride), nn.BatchNorm2d(out_planes))
+        downsample = (nn.Sequential(conv1x1(inplanes, out_planes, stride), nn.BatchNorm2d(out_planes))
+                      if stride != 1 or inplanes != out_planes else None)  # a projection, only where the shape changes
         chosen = {"identity": identity} if identity is not None else {}   # else the block's own default
         stage = [block(inplanes, planes, stride, downsample, **chosen, inplace=inplace)]
         stage += [block(out_planes, planes, **chosen, inplace=inplace) for _ in range(1, blocks)]

@@ -1,6 +1,5 @@
 """The series' charts: training curves, exact bytes against RSS, the "do I need a clone?" chart, memory over a
-measured block, and the version counter over a sequence of writes. Each returns a closed matplotlib Figure, so
-in Jupyter it shows once, as the cell's value; matplotlib is imported only when one is drawn."""
+measured block, version counters over writes. Each is a closed matplotlib Figure (it shows once, as a cell's value)."""
 
 from __future__ import annotations
 
@@ -64,9 +63,8 @@ def _byte_ticks(lo: float, hi: float, step: int) -> list[float]:
 
 def plot_memory_comparison(sizes_bytes: Sequence[float], exact_bytes: Sequence[float], rss_bytes: Sequence[float],
                            *, title: str | None = None) -> Figure:
-    """Per tensor size (``x.nbytes``): the bytes allocated for its clone, and the RSS delta seen (the y axis is
-    symmetric-log, so 0 and negative deltas show); dotted: y = x. Errors name the argument: sizes >= 1, exact
-    counts >= 0, all finite. Notebook 07 (a Deeper cell).
+    """Per tensor size (``x.nbytes``, >= 1): the bytes allocated for its clone (>= 0) and the RSS delta seen, all finite
+    (a symmetric-log y axis shows 0 and negative deltas); dotted: y = x. Notebook 07 (a Deeper cell).
 
     >>> plot_memory_comparison([4, 4096], [4, 4096], [0, -4096]).axes[0].get_yscale()
     'symlog'
@@ -118,16 +116,16 @@ _CHART_COLOURS = {"question": "#e8eef7", "right": "#dff0d8", "silent": "#fcf0d0"
 DECISION_CHART = (
     ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x (or a view of x)\n"
                           "in place before the addition?\n"
-                          "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   out=x"),
+                          "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   f(..., out=x)"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
     ("recording", "question", "Does x require grad, with grad mode on?\n(not under torch.no_grad() or inference)"),
-    ("unchecked", "silent", "The write is not refused. Backward raises\nonly if a node saved x earlier with grad on\n"
-                            "(x * w, w requiring grad; for a block run\nunder no_grad, the sigmoid that made x).\n"
+    ("unchecked", "silent", "The write is not refused. Backward raises\nonly if a node recorded with grad on saved x\n"
+                            "(x * w, with w requiring grad; or the sigmoid\nthat made x before a no_grad block).\n"
                             "Else identity silently sees the write.\nFix: make the write out of place (if\n"
                             "nothing raises, a clone works too)."),
-    ("leaf", "question", "Does the write go into a leaf that requires\ngrad, or a view autograd guards? (a view of\n"
-                         "such a leaf; an output of chunk, split,\nunbind; a view made under no_grad)"),
+    ("leaf", "question", "Does the write go into a leaf that requires\ngrad, a view of one, an output of chunk,\n"
+                         "split or unbind, or another view that\nautograd refuses to write (notebook 05)?"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
     ("saved", "question", "Before the write, did a node that backward\nruns save x? (relu, sigmoid, exp keep their\n"
                           "output x; conv(x) keeps x; x * w keeps x if\nw needs a gradient; a view or the base of x\n"
@@ -177,9 +175,8 @@ def decision_chart() -> Figure:
 
 
 def plot_memory_timeline(reports: Mapping[str, Any], *, mark: str = "aten::clone", title: str | None = None) -> Figure:
-    """Bytes live over each measured block, a line per report (dotted: backward starts), and below, a bar per
-    allocation whose root op is ``mark``, from allocation to free. ``reports``: a dict of name -> ``measure()``
-    report. 950 px wide. Notebooks 07 and 09.
+    """Bytes live over each measured block, a line per report (dotted: backward starts), and below, a bar per allocation
+    whose root op is ``mark``, from allocation to free. ``reports``: name -> ``measure()`` report. Notebooks 07 and 09.
 
     >>> import torch; from clonelab import measure
     >>> with measure() as m:

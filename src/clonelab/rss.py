@@ -20,7 +20,6 @@ def rss_line_profile(func: Callable[..., Any], *args, **kwargs) -> str:
     import inspect
 
     from memory_profiler import LineProfiler, show_results
-
     path = inspect.getsourcefile(func)  # TypeError for what is not a function
     if path is None or not os.path.exists(path):
         raise ValueError(f"func must be defined in a file; {getattr(func, '__name__', func)!r} has no source file "
@@ -39,8 +38,7 @@ _RSS_ROW = re.compile(r"^\s*\d+\s+(-?[\d.]+) MiB\s+(-?[\d.]+) MiB\s+\d+\s+(.*?)\
 
 
 def rss_increments(report: str) -> list[tuple[str, float]]:
-    """The rows of a :func:`rss_line_profile` report that ran, but the ``def`` line (whose "increment" is
-    the whole RSS), as ``(source line, Increment in MiB)``.
+    """``(source line, Increment in MiB)`` per row of a :func:`rss_line_profile` report that ran, but the ``def`` line.
 
     >>> rss_increments("  20   245.1 MiB   245.1 MiB   1   def f():\\n  24   246.0 MiB   0.9 MiB   1   b = a.clone()")
     [('b = a.clone()', 0.9)]
@@ -56,5 +54,4 @@ def rss_bytes() -> int:
     True
     """
     from memory_profiler import memory_usage
-
     return int(memory_usage(-1, interval=0.01, timeout=None, max_usage=True) * 2**20)

@@ -75,8 +75,7 @@ def _storage_layout(tensors: Mapping[str, torch.Tensor]) -> _Layout:
 
 
 def plot_storage(tensors: Mapping[str, torch.Tensor], *, title: str | None = None) -> Figure:
-    """Draw names -> tensor objects -> storages; each object's marks are numbered in its own element order.
-    Errors name ``tensors`` unless it is a dict of str -> dense tensors. Notebooks 01-03.
+    """Draw names -> tensor objects -> storages, each object's marks numbered in its element order (notebooks 01-03).
 
     >>> len(plot_storage({"a": torch.arange(6.0)}, title="one tensor").axes)
     1

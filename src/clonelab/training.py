@@ -19,10 +19,9 @@ from clonelab.memory import measure
 
 @dataclass
 class History:
-    """What :func:`train` recorded: the loss of every step (``step_loss``); per epoch, the mean loss
-    (``epoch_loss``), the accuracy in [0, 1] on the training batches in train mode (``train_acc``) and on the
-    test set in eval mode (``test_acc``); the wall time (``time_s``); and ``peak_bytes``, the
-    :func:`clonelab.measure` peak of the first step (the one that creates Adam's state).
+    """What :func:`train` recorded: the loss of every step (``step_loss``); per epoch, the mean loss (``epoch_loss``),
+    the accuracy in [0, 1] on the training batches in train mode (``train_acc``) and on the test set in eval mode
+    (``test_acc``); the wall time (``time_s``); ``peak_bytes``, the :func:`clonelab.measure` peak of the first step.
 
     >>> History(test_acc=[0.5, 0.6]).final_test_acc
     0.6
@@ -58,8 +57,7 @@ def train(model: nn.Module, data, *, epochs: int = 10, seed: int = 0, batch_size
     batches only, shuffled by a generator seeded with ``seed``; ``progress`` shows a bar; ``threads``: torch's
     intra-op CPU threads while training (None: as it is; one keeps the losses independent of the core count).
 
-    >>> from clonelab.models import BasicBlock, resnet
-    >>> from clonelab.data import load_digits_tensors
+    >>> from clonelab import BasicBlock, load_digits_tensors, resnet
     >>> model = resnet(BasicBlock, [1], in_channels=1, base_width=4, stem="small")
     >>> h = train(model, load_digits_tensors(), epochs=2, progress=False)
     >>> len(h.epoch_loss), len(h.step_loss), 0.0 <= h.final_test_acc <= 1.0
@@ -73,7 +71,6 @@ def train(model: nn.Module, data, *, epochs: int = 10, seed: int = 0, batch_size
 
 def _fit(model: nn.Module, data, epochs: int, seed: int, batch_size: int, lr: float, progress: bool) -> History:
     from tqdm import tqdm  # not tqdm.auto, which warns when ipywidgets is missing
-
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
     device = optimizer.param_groups[0]["params"][0].device
     x_train, y_train, x_test, y_test = (t.to(device) for t in (data.x_train, data.y_train, data.x_test, data.y_test))
@@ -124,8 +121,7 @@ def weight_distance(a: nn.Module, b: nn.Module) -> dict[str, float]:
     """For every parameter of ``a``, by name: ``‖a − b‖ / ‖a‖`` (0.0: bitwise equal; 1.0: as far apart
     as ``a`` is from 0).
 
-    >>> a, b = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
-    >>> _ = b.load_state_dict(a.state_dict())
+    >>> a, b = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1); _ = b.load_state_dict(a.state_dict())
     >>> weight_distance(a, b)
     {'weight': 0.0, 'bias': 0.0}
     >>> with torch.no_grad():
@@ -136,8 +132,7 @@ def weight_distance(a: nn.Module, b: nn.Module) -> dict[str, float]:
     theirs = dict(b.named_parameters())
     distances = {}
     for name, p in a.named_parameters():
-        q = theirs[name]
         with torch.no_grad():
-            norm, diff = p.double().norm(), (p.double() - q.double()).norm()
+            norm, diff = p.double().norm(), (p.double() - theirs[name].double()).norm()
         distances[name] = float(diff / norm) if norm > 0 else float(diff)
     return distances

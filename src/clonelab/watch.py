@@ -2,8 +2,7 @@
 
 A ``TorchDispatchMode`` sees each ATen call, below autograd; each op's schema says whether a result aliases an
 argument (``Tensor(a)``) or writes into one (``Tensor(a!)``). Under the mode, outputs, gradients and version
-counters are what they would be without it, but backward accumulates gradients out of place (``aten::add``).
-"""
+counters are what they would be without it, but backward accumulates gradients out of place (``aten::add``)."""
 
 from __future__ import annotations
 
@@ -202,8 +201,7 @@ class _Recorder(TorchDispatchMode):
 class watch_ops:
     """Context manager that records every ATen op run inside it, as an :class:`OpLog` (a table, and data).
 
-    Pass the tensors you care about by keyword (``watch_ops(x=x)``) so the log names them; TypeError or
-    ValueError, naming it, for one that is not a dense tensor.
+    Pass the tensors you care about by keyword (``watch_ops(x=x)``) so the log names them; each must be a dense tensor.
 
     >>> x = torch.ones(2, 3)
     >>> with watch_ops(x=x) as log:
@@ -211,10 +209,8 @@ class watch_ops:
     ...     v = x.view(6)         # VIEW of x
     ...     c = x.clone()         # NEW, 24 bytes
     ...     _ = x.add_(1)         # IN-PLACE into x
-    >>> log.ops, log.kinds(), log.new_bytes
-    (['aten.view', 'aten.clone', 'aten.add_'], ['VIEW', 'NEW', 'IN-PLACE'], 24)
-    >>> log[2].target, log[2].version
-    ('x', (0, 1))
+    >>> log.ops, log.kinds(), log.new_bytes, log[2].target, log[2].version
+    (['aten.view', 'aten.clone', 'aten.add_'], ['VIEW', 'NEW', 'IN-PLACE'], 24, 'x', (0, 1))
     """
 
     def __init__(self, **named_tensors):
