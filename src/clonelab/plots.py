@@ -120,8 +120,8 @@ DECISION_CHART = (
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
     ("recording", "question", "Does x require grad, with grad mode on?\n(not under torch.no_grad() or inference)"),
-    ("unchecked", "silent", "The write is not refused. Backward raises\nonly if a node recorded with grad on saved x\n"
-                            "(x * w, with w requiring grad; or the sigmoid\nthat made x before a no_grad block).\n"
+    ("unchecked", "silent", "The write is not refused. Backward raises\nonly if x was saved earlier, while grad mode\n"
+                            "was on (x * w, with w requiring grad; or the\nsigmoid that made x, before a no_grad block).\n"
                             "Else identity silently sees the write.\nFix: make the write out of place (if\n"
                             "nothing raises, a clone works too)."),
     ("leaf", "question", "Does the write go into a leaf that requires\ngrad, a view of one, an output of chunk,\n"
