@@ -188,14 +188,12 @@ RIGHT_08_3 = {"add": "silent", "exp": "backward error", "bn": "silent", "tanh": 
               "leaf": "immediate error", "mul": "silent"}
 RIGHT_Q4 = {"x += 1", "x.add_(1)", "torch.add(x, 1, out=x)", "x[0] = 1", "F.relu(x, inplace=True)",
             "x.detach().zero_()"}
-RIGHT_Q5 = {"y.data.mul_(2)": "wrong gradient", "y.detach().mul_(2)": "error", "y.mul_(2)": "error",
-            "y = y * 2": "right gradient"}
 L01_1, L02_2, L04_2 = ("detach().clone()",), ("untyped_storage().data_ptr()",), ("BCDFG", "B, C, D")
 L05_1, L05_2, L07_2, L07_3 = ("'sigmoid'", "'tanh'"), ("* 2", "clone"), ("nbytes", "element_size"), \
     ("1048576", "1,048,576")
 L08_2, L09_3, L10_2 = ("inplace=False",), (str(X_09_3), f"{X_09_3:,}"), ("inplace=False",)
 LQ2, LQ4 = ("[1.0, 1.0, 1.0]", "[1, 1, 1]"), ("'x.detach().zero_()'",)
-LQ7, LQ8, LQ9 = ("40000", "40,000"), ("16", "14"), ("'B'", "'E'")
+LQ8, LQ9 = ("16", "14"), ("'B'", "'E'")
 EXTRA, MISSING = "something in your set does not belong", "something is missing"   # a set answer's hints: no counts
 
 
@@ -435,33 +433,16 @@ CASES = [
         (RIGHT_Q4 | {"x.add(1)"}, "does not belong"), (RIGHT_Q4 - {"x.detach().zero_()"}, MISSING),
         (RIGHT_Q4 - {"torch.add(x, 1, out=x)"}, "missing"), (set(), MISSING), ({"x.mul_(2)"}, "not one of")]],
     # quiz.3
-    case("quiz.3", RIGHT_Q5, True),
-    case("quiz.3", {k.replace(" ", ""): v.upper() + " " for k, v in RIGHT_Q5.items()}, True),
-    *[case("quiz.3", {**RIGHT_Q5, **change}, False, says) for change, says in [
-        ({"y.data.mul_(2)": "error"}, "1 of the 4"), ({"y.data.mul_(2)": "right gradient"}, "1 of the 4"),
-        ({"y.detach().mul_(2)": "wrong gradient"}, "1 of the 4"), ({"y.mul_(2)": "right gradient"}, "1 of the 4"),
-        ({"y = y * 2": "error"}, "1 of the 4"), ({"y = y * 2": "right"}, "is not one of the options"),
-        ({"y = y * 2": None}, "is not one of the options"), ({"y.relu_()": "error"}, "not one of the options")]],
-    case("quiz.3", {k: v for k, v in RIGHT_Q5.items() if k != "y.mul_(2)"}, False, "the keys should be exactly"),
-    case("quiz.3", list(RIGHT_Q5.values()), False, "a dict with the keys"),
-    # quiz.4
-    *[case("quiz.4", right, True) for right in ((40_000, 0), [40000, 0], (np.int64(40000), 0), (40000.0, 0.0),
-                                                (torch.tensor(40000), torch.tensor(0)))],
-    *[case("quiz.4", wrong, False, says, LQ7) for wrong, says in [
-        ((4_000_000, 0), "whole storage"), ((40_000, 40_000), "the allocation is right"),
-        ((10_000, 0), "first number"), ((40_000, 4), "the allocation is right"), ((0, 40_000), "first number"),
-        ((40_000.5, 0), "whole numbers"), (40_000, "a tuple"), ((40_000,), "a tuple"), (("40000", "0"), "a tuple")]],
-    # quiz.5
-    *[case("quiz.5", right, True) for right in ((16.0, 14.0), [16, 14], (torch.tensor([16.0]), np.float32(14.0)))],
-    *[case("quiz.5", wrong, False, says, LQ8) for wrong, says in [
+    *[case("quiz.3", right, True) for right in ((16.0, 14.0), [16, 14], (torch.tensor([16.0]), np.float32(14.0)))],
+    *[case("quiz.3", wrong, False, says, LQ8) for wrong, says in [
         ((14.0, 16.0), "the order"), ((14.0, 14.0), "both versions"), ((16.0, 16.0), "both versions"),
         ((8.0, 8.0), "write down"), ((12.0, 14.0), "write down"), (16.0, "a tuple"), ((16.0,), "a tuple"),
         (("16", "14"), "a tuple")]],
-    case("quiz.5", {14.0, 16.0}, False, "(output with", LQ8),
-    # quiz.6
-    *[case("quiz.6", right, True) for right in ({"B", "D", "E"}, ["b", "d", "e"], ("(B)", " d", "E"),
+    case("quiz.3", {14.0, 16.0}, False, "(output with", LQ8),
+    # quiz.4
+    *[case("quiz.4", right, True) for right in ({"B", "D", "E"}, ["b", "d", "e"], ("(B)", " d", "E"),
                                                 ["B", "D", "E", "E"], "BDE")],
-    *[case("quiz.6", wrong, False, says, LQ9) for wrong, says in [
+    *[case("quiz.4", wrong, False, says, LQ9) for wrong, says in [
         ({"B", "D"}, "ask of each line"), ({"B", "D", "E", "C"}, "does not belong"), ({"A", "B", "D", "E"}, "not belong"),
         ({"B"}, MISSING), (set(), MISSING), ({"F"}, "not one of"), ({2}, "not one of")]],
 ]
@@ -506,4 +487,4 @@ def test_no_example_gives_away_part_of_the_answer():
                  ((example[k], truth[k]) for k in truth) if isinstance(truth, dict) else [(example, truth)])
         assert not (example & truth if isinstance(truth, frozenset) else any(a == b for a, b in parts)), \
             f"{exercise_id}: the example {text} gives away part of the answer"
-    assert checked >= 12, checked   # every literal example there is today
+    assert checked >= 11, checked   # every literal example there is today

@@ -57,7 +57,7 @@ def test_the_code_a_truth_runs_is_the_code_its_notebook_shows():
     shown = {}
     for info in pkgutil.iter_modules(clonelab.exercises.__path__):
         shown |= getattr(importlib.import_module(f"clonelab.exercises.{info.name}"), "NOTEBOOK_CODE", {})
-    assert {"01.2", "04.1", "quiz.1", "quiz.5"} <= set(shown)
+    assert {"01.2", "04.1", "quiz.1", "quiz.3"} <= set(shown)
     for exercise_id, code in shown.items():
         assert code in _exercise_cell(exercise_id), f"{exercise_id}: its notebook no longer shows the code it runs"
 
@@ -116,10 +116,3 @@ def test_10_1_the_written_answer_is_what_training_does():
     outcome = {"A": same(seed=(1, 1)), "B": same(inplace=False), "C": same(block=Bottleneck),
                "D": same(block=ReluFirstBlock), "E": same(block=PreActBlock), "F": same(lr=(1e-3, 2e-3))}
     assert check("10.1", {k for k, kept in outcome.items() if kept})
-
-
-def test_quiz_7_matches_the_allocator(capsys):
-    x = torch.zeros(1000, 1000, requires_grad=True)
-    with measure() as m:
-        x[:, :10].clone()
-    assert check("quiz.4", (m.allocated, 0))

@@ -233,8 +233,10 @@ class SavedReport(Table):
 def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
     """Run ``fn(*args, **kwargs)`` and count, with a pack hook, what autograd saves for backward (notebook 07).
 
-    ``nbytes`` counts each distinct storage once, whole, not the numbers an op wraps as 0-d tensors. Autograd
-    skips its in-place check for hooked tensors: count with this, do not test in-place safety with it.
+    ``nbytes`` counts each distinct storage once, whole, not the numbers an op wraps as 0-d tensors. The hook keeps a
+    detached tensor on the same memory (the saved tensor itself would tie a saved output to its own node in a cycle
+    that only backward breaks). Autograd skips its in-place check for hooked tensors: count with this, do not test
+    in-place safety with it.
 
     >>> x = torch.randn(100, requires_grad=True)
     >>> saved_for_backward(torch.sigmoid, x).nbytes   # sigmoid keeps its output
@@ -247,7 +249,7 @@ def saved_for_backward(fn: Callable[..., Any], *args, **kwargs) -> SavedReport:
     def pack(t):
         rows.append([tuple(t.shape), dtype_name(t.dtype), t.numel() * t.element_size(),
                      t.untyped_storage().nbytes(), keys.setdefault(storage_key(t), f"s{len(keys)}")])
-        return t
+        return t.detach()
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         result = fn(*args, **kwargs)

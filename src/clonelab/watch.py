@@ -2,7 +2,8 @@
 
 A ``TorchDispatchMode`` sees each ATen call, below autograd; each op's schema says whether a result aliases an
 argument (``Tensor(a)``) or writes into one (``Tensor(a!)``). Under the mode, outputs, gradients and version
-counters are what they would be without it, but backward accumulates gradients out of place (``aten::add``)."""
+counters are what they would be without it, but backward sums the gradient contributions it gathers within one
+pass out of place (``aten::add``, not ``add_``); accumulating into an existing ``.grad`` is still ``add_``."""
 
 from __future__ import annotations
 

@@ -5,37 +5,35 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from clonelab.exercises._core import Exercise, choices, nbytes_of, numbers, outcomes, register, snippet
-from clonelab.exercises.nb01_05 import after_write, written
-from clonelab.memory import saved_for_backward
+from clonelab.exercises._core import Exercise, choices, numbers, register, snippet
+from clonelab.exercises.nb01_05 import written
 
 # The code the quiz shows, which the truths run as it stands (a test compares them)
 NOTEBOOK_CODE = {
     "quiz.1": "x = torch.zeros(3)\ny = x\ny += 1\ny = y * 2\ny[0] = 5",
-    "quiz.5": ("input_data = torch.tensor([1.])\nweight1 = torch.tensor([2.], requires_grad=True)\n"
+    "quiz.3": ("input_data = torch.tensor([1.])\nweight1 = torch.tensor([2.], requires_grad=True)\n"
                "weight2 = torch.tensor([3.], requires_grad=True)\nfeature = weight1 * input_data\n"
                "identity = feature            # or: feature.clone()\nfeature.mul_(2)               # the added line\n"
                "feature2 = weight2 * feature\noutput_data = identity + feature2"),
 }
 QUIZ_2 = ["x += 1", "x = x + 1", "x.add_(1)", "x.add(1)", "torch.add(x, 1, out=x)", "x[0] = 1",
           "F.relu(x, inplace=True)", "x.detach().zero_()", "x.clone().zero_()"]
-QUIZ_5 = ["y.data.mul_(2)", "y.detach().mul_(2)", "y.mul_(2)", "y = y * 2"]
-QUIZ_9 = {"A": "out = bn(conv(x)); out += identity; out = F.relu(out, inplace=True)",
+QUIZ_4 = {"A": "out = bn(conv(x)); out += identity; out = F.relu(out, inplace=True)",
           "B": "out = conv(F.relu(x, inplace=True)); out += identity", "C": "x = x * 0.5; out = conv(x) + identity",
           "D": "x *= 0.5; out = conv(x) + identity", "E": "x[:, 0] = 0.0; out = conv(x) + identity"}
 _ONE_WAY = "mul_ writes into feature; check whether identity sees that write in both versions"
 _Y_AT_THAT_MOMENT = "y[0] = 5 writes into the tensor that y names at that moment; check which tensor that is"
 
 
-def _differ_quiz_9() -> frozenset[str]:
+def _differ_quiz_4() -> frozenset[str]:
     """The blocks whose output differs between ``identity = x`` and ``identity = x.clone()``."""
     kernel = torch.randn(3, 3, 3, 3, generator=torch.Generator().manual_seed(9)) * 0.3
     tools = {"conv": lambda t: F.conv2d(t, kernel, padding=1),
              "bn": lambda t: F.batch_norm(t, None, None, training=True)}
     outs = {(label, take): snippet(f"identity = {take}; " + code, "out", **tools,
                                    x=torch.randn(2, 3, 5, 5, generator=torch.Generator().manual_seed(19)))()
-            for label, code in QUIZ_9.items() for take in ("x", "x.clone()")}
-    return frozenset(label for label in QUIZ_9 if not torch.equal(outs[label, "x"], outs[label, "x.clone()"]))
+            for label, code in QUIZ_4.items() for take in ("x", "x.clone()")}
+    return frozenset(label for label in QUIZ_4 if not torch.equal(outs[label, "x"], outs[label, "x.clone()"]))
 
 
 register(
@@ -51,32 +49,15 @@ register(
                             "Ask of each line which memory it writes to",
              form='a set of labels from the list, e.g. {"x.add(1)"}', parse=choices(QUIZ_2),
              truth=lambda: written(QUIZ_2, lambda: torch.tensor([-2.0, -1.0, 0.0, 1.0]))),
-    Exercise("quiz.3", hint="for each line, decide whether it writes into the tensor sigmoid saved, and whether "
-                            "autograd's version counter sees that write",
-             form=f"a dict with the keys {QUIZ_5}",
-             parse=outcomes(QUIZ_5, ("error", "wrong gradient", "right gradient")),
-             truth=lambda: {line: after_write(lambda x, w: x.sigmoid(), line) for line in QUIZ_5}),
-    Exercise("quiz.4", hint="a clone allocates room for the elements it copies; what clone's backward formula needs "
-                            "is in derivatives.yaml",
-             form="a tuple of two whole numbers of bytes, e.g. (100, 20)",
-             parse=numbers(integral=True, names=("allocated", "saved")),
-             truth=snippet("r = saved_for_backward(lambda t: t[:, :10].clone(), "
-                           "torch.zeros(1000, 1000, requires_grad=True))",
-                           "{'allocated': r.result.nbytes, 'saved': r.nbytes}", saved_for_backward=saved_for_backward),
-             wrong_values=lambda t: {("allocated", nbytes_of(1000, 1000)): "that is the size of x's whole storage; "
-                                                                           "the clone copies only what the view shows"},
-             wrong_parts={"allocated": "the first number is not right yet: elements times bytes per element",
-                          "saved": "the allocation is right; for the second number, look up what clone's backward "
-                                   "formula needs"}),
-    Exercise("quiz.5", hint="write down what identity holds at the moment of the addition, in each version",
+    Exercise("quiz.3", hint="write down what identity holds at the moment of the addition, in each version",
              form="a tuple (output with the alias, output with the clone) of two numbers", parse=numbers(2),
              truth=lambda: tuple(snippet(code, "output_data.item()")() for code in (
-                 NOTEBOOK_CODE["quiz.5"], NOTEBOOK_CODE["quiz.5"].replace("identity = feature ",
+                 NOTEBOOK_CODE["quiz.3"], NOTEBOOK_CODE["quiz.3"].replace("identity = feature ",
                                                                           "identity = feature.clone() "))),
              wrong_answers=lambda t: {t[::-1]: "the order is (alias, clone)", (t[0], t[0]): _ONE_WAY,
                                       (t[1], t[1]): _ONE_WAY}),
-    Exercise("quiz.6", hint="identity = x breaks only when something writes into x (or into a view of it) before "
+    Exercise("quiz.4", hint="identity = x breaks only when something writes into x (or into a view of it) before "
                             "the addition; ask of each line: does it write into the tensor x names, or make a new "
                             "tensor and move the name x to it?",
-             form='a set of letters, e.g. {"A"}', parse=choices(QUIZ_9), truth=_differ_quiz_9),
+             form='a set of letters, e.g. {"A"}', parse=choices(QUIZ_4), truth=_differ_quiz_4),
 )
