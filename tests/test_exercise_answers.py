@@ -247,6 +247,8 @@ CASES = [
     case("02.1", lambda x, y: x.data_ptr() - x.storage_offset() * x.element_size()
          == y.data_ptr() - y.storage_offset() * y.element_size(), False, "no memory behind it", L02_2),
     case("02.1", lambda x, y: x.data_ptr() == y.data_ptr(), False, "another data_ptr()", L02_2),
+    case("02.1", lambda x, y: x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr() != 0, False,
+         "every data_ptr() on the meta device is 0", L02_2),
     case("02.1", lambda x, y: x is y, False, "views", L02_2),
     case("02.1", lambda x, y: id(x) == id(y), False, "views", L02_2),
     case("02.1", lambda x, y: True, False, "clone", L02_2),

@@ -123,8 +123,9 @@ def test_figures_fit_a_jupyterlab_column(nb):
                 assert width <= 1000, f"cell {i}: a {width} px wide picture"
 
 
-def test_deeper_code_cells_are_collapsed_and_the_core_never_needs_them(nb):
-    """A reader may skip the optional cells: they are collapsed, and no later core cell uses a name they define."""
+def test_deeper_and_checks_cells_are_collapsed_and_the_core_never_needs_them(nb):
+    """A reader may skip the optional cells and the folded checks: they are collapsed, and no later visible core
+    cell uses a name they define. A checks cell asserts something."""
     import ast
 
     path, book = nb
@@ -145,6 +146,13 @@ def test_deeper_code_cells_are_collapsed_and_the_core_never_needs_them(nb):
             assert cell.metadata.get("jupyter") == {"source_hidden": True, "outputs_hidden": True}, \
                 f"cell {i}: a Deeper cell must be collapsed (run `make stamp`)"
             assert cell.metadata.get("cellView") == "form", f"cell {i}: a Deeper cell is folded on Colab too"
+            deeper_names |= defined
+            continue
+        if nbcommon.is_checks(cell):
+            assert cell.source.startswith(nbcommon.CHECKS_MARK) and cell.metadata.get("cellView") == "form", \
+                f"cell {i}: a checks cell is folded, in JupyterLab and on Colab (run `make stamp`)"
+            assert cell.metadata.get("jupyter") == {"source_hidden": True}, f"cell {i}: its code folded, its output not"
+            assert any(isinstance(n, ast.Assert) for n in ast.walk(tree)), f"cell {i}: a checks cell asserts"
             deeper_names |= defined
             continue
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

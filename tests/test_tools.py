@@ -101,6 +101,7 @@ def test_timings_counts_and_formula_on_a_notebook_object():
         v4.new_markdown_cell("**Predict:** it\n<small>⏱ About 9 min to here on the core path (an estimate).</small>"),
         v4.new_code_cell("x = 1"),
         v4.new_code_cell("   "),
+        v4.new_code_cell("assert x == 1", metadata={"tags": ["checks"]}),   # folded: run, not read
         v4.new_code_cell("answer = ...\ncheck('09.1', answer)"),
         v4.new_code_cell("answer = 1\nassert check('09.1', answer)", metadata={"tags": ["solution"]}),
         v4.new_code_cell("answer = 2\nassert check(\"quiz.1\", answer)", metadata={"tags": ["solution"]}),
@@ -129,6 +130,16 @@ def test_timings_counts_and_formula_on_a_notebook_object():
     assert table.splitlines()[-1] == (f"| **total** | 30.0 | 30 | 4 | 2 | 2 | 2 | **{total}** "
                                       f"({total // 60} h {total % 60:02d} min) |")
     assert str(reading_time.READ_WPM) in reading_time.TIMINGS_FORMULA and "predictions" in reading_time.TIMINGS_FORMULA
+
+
+def test_stamp_folds_a_checks_cell_in_jupyterlab_and_on_colab_and_leaves_its_output():
+    cell = nbformat.v4.new_code_cell("assert 1 + 1 == 2", metadata={"tags": ["checks"]})
+    stamp._fold(cell)
+    assert cell.source == f"{nbcommon.CHECKS_MARK}\nassert 1 + 1 == 2"
+    assert cell.metadata["jupyter"] == {"source_hidden": True} and cell.metadata["cellView"] == "form"
+    stamp._fold(cell)
+    assert cell.source.count(nbcommon.CHECKS_MARK) == 1                    # stamping again changes nothing
+    assert reading_time.cell_minutes(cell) == 0                             # folded: not read
 
 
 def test_time_markers_follow_the_core_path_and_restamping_changes_nothing():

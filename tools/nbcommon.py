@@ -25,6 +25,10 @@ SOLUTION_TAG = "solution"
 DEEPER_MARK = "#@title Deeper (optional)"
 PLAIN_DEEPER_MARK = "# Deeper (optional)"
 DEEPER_TAG = "deeper"   # the tag stamp.py gives every Deeper code cell
+# A code cell of asserts only, which pin the claims of the cells above it: run like any other, folded for the reader
+# (its title shows, its code does not), since the outputs and the prose carry the point.
+CHECKS_TAG = "checks"
+CHECKS_MARK = "#@title Checks: the claims above, asserted"
 # "Time to here" under each heading of a notebook's core path, as in Neuromatch's tutorials
 TIME_MARK = re.compile(r"^<small>⏱ [^\n]*</small>\n?", re.M)
 NB_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
@@ -104,6 +108,11 @@ def replace_between_markers(text: str, block: str, start: str = CONTENTS_START, 
 def is_stamped(cell) -> bool:
     """The badge, setup and navigation cells that stamp.py writes."""
     return cell.source.startswith((HEADER_MARK, NAV_MARK, SETUP_MARK))
+
+
+def is_checks(cell) -> bool:
+    """A folded cell of asserts on the core path (tagged ``checks``)."""
+    return cell.cell_type == "code" and CHECKS_TAG in cell.metadata.get("tags", [])
 
 
 def is_deeper(cell) -> bool:

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import nbformat
 
-from nbcommon import (CONTENTS_END, CONTENTS_START, DEEPER_MARK, DEEPER_TAG, HEADER_MARK, NAV_MARK, PLAIN_DEEPER_MARK, ROOT,
-                      SETUP_MARK, SOLUTION_TAG, TIME_MARK, colab_url, notebook_paths, objectives_of, package_version,
-                      read, release_ref, replace_between_markers, repo_url, title_of, write)
+from nbcommon import (CHECKS_MARK, CONTENTS_END, CONTENTS_START, DEEPER_MARK, DEEPER_TAG, HEADER_MARK, NAV_MARK,
+                      PLAIN_DEEPER_MARK, ROOT, SETUP_MARK, SOLUTION_TAG, TIME_MARK, colab_url, is_checks,
+                      notebook_paths, objectives_of, package_version, read, release_ref, replace_between_markers,
+                      repo_url, title_of, write)
 from reading_time import PRACTICE_HEADINGS, core_split, core_timeline
 
 SOLUTION_TITLE = "#@title Solution (folded: try the exercise first)"
@@ -146,6 +147,12 @@ def _fold(cell) -> None:
         cell.metadata.setdefault("jupyter", {}).update(source_hidden=True, outputs_hidden=True)
         if not cell.source.startswith("#@title"):
             cell.source = f"{SOLUTION_TITLE}\n{cell.source}"
+        cell.metadata["cellView"] = "form"
+    if is_checks(cell):
+        # the code is folded, its output (none, unless an assert fails) is not; folded on Colab too
+        if not cell.source.startswith("#@title"):
+            cell.source = f"{CHECKS_MARK}\n{cell.source}"
+        cell.metadata["jupyter"] = {"source_hidden": True}
         cell.metadata["cellView"] = "form"
     if cell.cell_type == "code" and cell.source.startswith(PLAIN_DEEPER_MARK):
         cell.source = DEEPER_MARK + cell.source[len(PLAIN_DEEPER_MARK):]

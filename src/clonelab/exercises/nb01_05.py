@@ -100,6 +100,8 @@ def _same_storage(answer):
     zero = ("right for ordinary tensors, but not for two separate {}: what is the data_ptr() of a tensor with no "
             "memory behind it, such as {}? Then ask what such a pointer can tell apart")
     empty = zero.format("empty tensors", "torch.empty(0)")
+    meta_slice = ("a slice of a meta tensor lives in its base's storage, though every data_ptr() on the meta device "
+                  "is 0: compare the storage objects themselves")
     return tells_apart(answer, [
         ((base, base), True, view), ((grid, grid.t()), True, view), ((base, base[3:]), True, later),
         ((base[:4], base[8:]), True, later), ((grid[:, 1], base), True, later),
@@ -108,7 +110,7 @@ def _same_storage(answer):
         ((base[3:], base.clone()[3:]), False, own),
         ((torch.empty(0), torch.empty(0)), False, empty),
         ((torch.zeros(2, 0), torch.empty(0)), False, empty),
-        ((meta, meta[1:]), True, later), ((meta, torch.empty(3, device="meta")), False,
+        ((meta, meta[1:]), True, meta_slice), ((meta, torch.empty(3, device="meta")), False,
          zero.format("meta tensors", 'torch.empty(3, device="meta")'))])
 
 
