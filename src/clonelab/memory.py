@@ -124,7 +124,8 @@ class measure:
     ``device="cpu"``: the profiler's every allocation and free, exact to the byte each op requests (the allocator's
     alignment and tensor objects come on top); frees of memory allocated before the block are ignored. ``"cuda"``:
     the caching allocator's blocks; by default (``PYTORCH_CUDA_ALLOC_CONF``) a request is rounded up to a multiple
-    of 512 bytes, one over 1 MiB may get a cached block up to about 1 MiB larger. Blocks nest; the report fills at exit.
+    of 512 bytes, one over 1 MiB may get a cached block up to about 1 MiB larger; it resets the process's CUDA peak
+    statistics (``torch.cuda.reset_peak_memory_stats``). Blocks nest; the report fills at exit.
 
     >>> x = torch.ones(256)
     >>> with measure() as m:

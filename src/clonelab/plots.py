@@ -115,14 +115,15 @@ _CHART_COLOURS = {"question": "#e8eef7", "right": "#dff0d8", "silent": "#fcf0d0"
 # (name, kind, text): the questions run down the left column, each with its outcome to the right.
 DECISION_CHART = (
     ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x's memory (x, its\n"
-                          "views or its base) in place before the addition?\n"
+                          "views or its base) in place, before or at the\naddition (identity += out writes into x)?\n"
                           "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   f(..., out=x)"),
     ("alias ok", "right", "identity = x is right, and free (the post's\nmodel, torchvision's blocks). But if the\n"
                           "branch can return x itself (nn.Identity),\nout += identity writes into x: write\n"
                           "out = out + identity."),
-    ("recording", "question", "Does x require grad, with grad mode on?\n(not under torch.no_grad() or inference)"),
-    ("unchecked", "silent", "The write is not refused. Backward raises\nonly if x was saved earlier, while grad mode\n"
-                            "was on: x * w with w requiring grad, or\nx = sigmoid(z) with grad on, then the write\nunder no_grad.\n"
+    ("recording", "question", "Does the write need grad (x or the value\nwritten requires grad), with grad mode on?\n"
+                              "(not under torch.no_grad() or inference)"),
+    ("unchecked", "silent", "Autograd does not refuse it. Backward raises\nonly if a node saved x earlier, with grad\n"
+                            "mode on (x * w with w requiring grad; or\nx = sigmoid(z), written later under no_grad).\n"
                             "Else identity silently sees the write.\nFix: make the write out of place (if\n"
                             "nothing raises, a clone works too)."),
     ("leaf", "question", "Does the write go into a leaf that requires\ngrad, a view of one, an output of chunk,\n"
@@ -138,8 +139,8 @@ DECISION_CHART = (
                          "write out of place, or identity = x.clone()\n(costs x.nbytes; x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 10.8, 1.65), "alias ok": (7.6, 10.8, 1.65), "recording": (2.3, 8.7, 0.75),
-             "unchecked": (7.6, 8.7, 2.25), "leaf": (2.3, 6.8, 1.2), "leaf error": (7.6, 6.8, 1.0),
+_CHART_AT = {"write": (2.3, 10.75, 1.9), "alias ok": (7.6, 10.75, 1.9), "recording": (2.3, 8.55, 0.95),
+             "unchecked": (7.6, 8.55, 2.25), "leaf": (2.3, 6.8, 1.2), "leaf error": (7.6, 6.8, 1.0),
              "saved": (2.3, 4.75, 1.75), "saved error": (7.6, 4.75, 1.2), "silent": (2.3, 1.75, 1.85)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
                  ("recording", "leaf", "yes"), ("leaf", "leaf error", "yes"), ("leaf", "saved", "no"),

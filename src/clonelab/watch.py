@@ -1,4 +1,5 @@
-"""Record every ATen op that runs, and what each output is: NEW memory, a VIEW, or an IN-PLACE write.
+"""Record each ATen op that reaches the dispatcher (not those a kernel calls internally), and what each output
+is: NEW memory, a VIEW, or an IN-PLACE write.
 
 A ``TorchDispatchMode`` sees each ATen call, below autograd; each op's schema says whether a result aliases an
 argument (``Tensor(a)``) or writes into one (``Tensor(a!)``). Under the mode, outputs, gradients and version
@@ -200,7 +201,7 @@ class _Recorder(TorchDispatchMode):
 
 
 class watch_ops:
-    """Context manager that records every ATen op run inside it, as an :class:`OpLog` (a table, and data).
+    """Context manager that records each ATen op called inside it (not those a kernel calls internally), as an :class:`OpLog` (a table, and data).
 
     Pass the tensors you care about by keyword (``watch_ops(x=x)``) so the log names them; each must be a dense tensor.
 

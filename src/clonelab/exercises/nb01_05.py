@@ -191,7 +191,10 @@ register(
                                                 "permute copies nothing, so it reuses x's strides in the new order"}),
     Exercise("04.1", hint="count the writes into a's storage; one line rebinds a name to a new tensor",
              form="the number of writes into a's memory, as an int", parse=whole,
-             truth=snippet(NOTEBOOK_CODE["04.1"], "a._version"),
+             # the lines after which a._version moved (each write moves it, by at least one)
+             truth=snippet("seen = []\n" + "".join(f"{line}\nseen.append(a._version)\n"
+                                                   for line in NOTEBOOK_CODE["04.1"].splitlines()),
+                           "sum(after > before for before, after in zip([0] + seen, seen))"),
              wrong_answers=lambda t: {v: "too many: after `b = b + 1`, the name b refers to a new tensor with its own "
                                          "counter, so writes into it do not count for a" if v > t else
                                          "too few: a view shares its base's version counter, so a write through c "

@@ -56,7 +56,7 @@ register(
                                                                           "identity = feature.clone() "))),
              wrong_answers=lambda t: {t[::-1]: "the order is (alias, clone)", (t[0], t[0]): _ONE_WAY,
                                       (t[1], t[1]): _ONE_WAY}),
-    Exercise("quiz.4", hint="identity = x breaks only when something writes into x (or into a view of it) before "
+    Exercise("quiz.4", hint="identity = x breaks only when something writes into x (or into a view of it) before or at "
                             "the addition; ask of each line: does it write into the tensor x names, or make a new "
                             "tensor and move the name x to it?",
              form='a set of letters, e.g. {"A"}', parse=choices(QUIZ_4), truth=_differ_quiz_4),
