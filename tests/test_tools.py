@@ -140,6 +140,11 @@ def test_stamp_folds_a_checks_cell_in_jupyterlab_and_on_colab_and_leaves_its_out
     stamp._fold(cell)
     assert cell.source.count(nbcommon.CHECKS_MARK) == 1                    # stamping again changes nothing
     assert reading_time.cell_minutes(cell) == 0                             # folded: not read
+    listing = nbformat.v4.new_code_cell("#@title The post's code (folded)\nprint(1)", metadata={"tags": ["folded"]})
+    stamp._fold(listing)
+    assert listing.source.startswith("#@title The post's code") and nbcommon.CHECKS_MARK not in listing.source
+    assert listing.metadata["jupyter"] == {"source_hidden": True} and nbcommon.is_folded(listing)
+    assert not nbcommon.is_checks(listing)                                  # later cells may use what it defines
 
 
 def test_time_markers_follow_the_core_path_and_restamping_changes_nothing():

@@ -77,7 +77,7 @@ def stage(where: Path = STAGE, solutions: bool = True) -> Path:
                     cell.source = nbcommon.to_student_copies(cell.source)
             tags = cell.metadata.get("tags", [])
             # the setup cell's and the checks' code is folded; a solution's code and output too (the answer it prints)
-            fold = "hide-input" if cell.get("id") == "clonelab-setup" or nbcommon.is_checks(cell) else \
+            fold = "hide-input" if cell.get("id") == "clonelab-setup" or nbcommon.is_folded(cell) else \
                 "hide-cell" if nbcommon.SOLUTION_TAG in tags else None
             if fold and fold not in tags:
                 cell.metadata["tags"] = [*tags, fold]

@@ -11,7 +11,8 @@ What is counted (tests/test_budget.py holds the same budgets):
 - a paragraph: a block of prose between blank lines (a list item counts alone; tables and code are not prose);
 - a caption: a Markdown cell that starts with ``*Figure``;
 - core code: every line, blank ones included, of the code cells that are not a *Deeper* cell, a solution, the
-  setup cell, or the post's own code (a cell whose first line starts with ``# The post's``).
+  setup cell, or the post's own code (a cell whose first line starts with ``# The post's``, or
+  ``#@title The post's`` where it is folded).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 import nbcommon
 import reading_time
 
-POST_MARK = "# The post's"
+POST_MARKS = ("# The post's", "#@title The post's")   # a folded listing of the post's code too
 BUDGET = {"core_words": 1200, "deeper_words": 600, "paragraph_words": 120, "caption_words": 60, "core_code": 120}
 CORE_WORDS = {"00": 700, "11": 1500}      # the two notebooks with their own core-prose budget
 SERIES_WORDS = 20_000
@@ -84,7 +85,7 @@ def measure(path) -> Figures:
             if core.lstrip().startswith("*Figure"):
                 figures.captions.append(words(core))
         elif not (nbcommon.is_deeper(cell) or nbcommon.SOLUTION_TAG in cell.metadata.get("tags", [])
-                  or source.startswith(POST_MARK)):
+                  or source.startswith(POST_MARKS)):
             figures.core_code += len(source.splitlines())
     return figures
 

@@ -29,6 +29,9 @@ DEEPER_TAG = "deeper"   # the tag stamp.py gives every Deeper code cell
 # (its title shows, its code does not), since the outputs and the prose carry the point.
 CHECKS_TAG = "checks"
 CHECKS_MARK = "#@title Checks: the claims above, asserted"
+# A long listing the prose already describes (the post's own code): run like any other cell, its code folded under
+# its own "#@title ..." first line. Unlike a checks cell, the cells after it may use what it defines.
+FOLDED_TAG = "folded"
 # "Time to here" under each heading of a notebook's core path, as in Neuromatch's tutorials
 TIME_MARK = re.compile(r"^<small>⏱ [^\n]*</small>\n?", re.M)
 NB_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
@@ -108,6 +111,11 @@ def replace_between_markers(text: str, block: str, start: str = CONTENTS_START, 
 def is_stamped(cell) -> bool:
     """The badge, setup and navigation cells that stamp.py writes."""
     return cell.source.startswith((HEADER_MARK, NAV_MARK, SETUP_MARK))
+
+
+def is_folded(cell) -> bool:
+    """A core code cell whose code is folded for the reader: a checks cell, or a listing tagged ``folded``."""
+    return cell.cell_type == "code" and bool({CHECKS_TAG, FOLDED_TAG} & set(cell.metadata.get("tags", [])))
 
 
 def is_checks(cell) -> bool:

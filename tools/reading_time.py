@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from nbcommon import SOLUTION_TAG, TIME_MARK, is_checks, is_deeper, is_stamped
+from nbcommon import SOLUTION_TAG, TIME_MARK, is_deeper, is_folded, is_stamped
 
 # The five figures below are a least-squares fit, made on 2026-12-03, of the formula (core_split's parts: the core
 # path's reading, before and after the exercises, and the exercises) to the minutes of round 1's twelve
@@ -49,7 +49,7 @@ def cell_minutes(cell) -> float:
         return MIN_PER_QUIZ if QUIZ_CHECK.search(cell.source) else MIN_PER_EXERCISE
     if cell.cell_type == "markdown":
         return _words(cell.source) / READ_WPM + MIN_PER_PREDICTION * len(PREDICTION.findall(cell.source))
-    return MIN_PER_CODE_CELL if cell.source.strip() and not is_checks(cell) else 0.0
+    return MIN_PER_CODE_CELL if cell.source.strip() and not is_folded(cell) else 0.0
 
 
 def _core_path(nb):
@@ -94,14 +94,14 @@ def workshop_counts(nb) -> dict[str, int]:
     The stamped cells (badge, setup, navigation) are left out, and so are HTML comments, link targets and
     time markers. Exercises and quiz questions are the cells tagged ``solution`` (a quiz question's
     solution checks a ``quiz.`` id); code cells are the other non-empty ones, as a student copy has them,
-    but for the folded checks;
+    but for the folded ones (checks, and listings the prose describes);
     predictions are the **Predict** prompts in markdown.
     """
     cells = [c for c in nb.cells if not is_stamped(c)]
     solutions = [c for c in cells if SOLUTION_TAG in c.metadata.get("tags", [])]
     markdown = [c.source for c in cells if c.cell_type == "markdown"]
     quiz = sum(1 for c in solutions if QUIZ_CHECK.search(c.source))
-    code = sum(1 for c in cells if c.cell_type == "code" and c.source.strip() and c not in solutions and not is_checks(c))
+    code = sum(1 for c in cells if c.cell_type == "code" and c.source.strip() and c not in solutions and not is_folded(c))
     return {"words": sum(_words(m) for m in markdown), "code_cells": code,
             "predictions": sum(len(PREDICTION.findall(m)) for m in markdown),
             "exercises": len(solutions) - quiz, "quiz": quiz}

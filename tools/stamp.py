@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from nbcommon import (CHECKS_MARK, CONTENTS_END, CONTENTS_START, DEEPER_MARK, DEEPER_TAG, HEADER_MARK, NAV_MARK,
-                      PLAIN_DEEPER_MARK, ROOT, SETUP_MARK, SOLUTION_TAG, TIME_MARK, colab_url, is_checks,
+                      PLAIN_DEEPER_MARK, ROOT, SETUP_MARK, SOLUTION_TAG, TIME_MARK, colab_url, is_checks, is_folded,
                       notebook_paths, objectives_of, package_version, read, release_ref, replace_between_markers,
                       repo_url, title_of, write)
 from reading_time import PRACTICE_HEADINGS, core_split, core_timeline
@@ -148,9 +148,9 @@ def _fold(cell) -> None:
         if not cell.source.startswith("#@title"):
             cell.source = f"{SOLUTION_TITLE}\n{cell.source}"
         cell.metadata["cellView"] = "form"
-    if is_checks(cell):
-        # the code is folded, its output (none, unless an assert fails) is not; folded on Colab too
-        if not cell.source.startswith("#@title"):
+    if is_folded(cell):
+        # the code is folded, its output (for checks: none, unless an assert fails) is not; folded on Colab too
+        if is_checks(cell) and not cell.source.startswith("#@title"):
             cell.source = f"{CHECKS_MARK}\n{cell.source}"
         cell.metadata["jupyter"] = {"source_hidden": True}
         cell.metadata["cellView"] = "form"
