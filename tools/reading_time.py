@@ -7,22 +7,22 @@ import re
 
 from nbcommon import SOLUTION_TAG, TIME_MARK, is_deeper, is_folded, is_stamped
 
-# The five figures below are a least-squares fit, made on 2026-12-03, of the formula (core_split's parts: the core
-# path's reading, before and after the exercises, and the exercises) to the minutes of round 1's twelve
-# first-time readers of the rewrite, one a notebook, on the notebooks as committed at CALIBRATION_COMMIT
-# (CALIBRATION_READERS). The fit gave 74 wpm,
-# 0.14, 1.3, 4.7 and 2.2; rounded, they miss a reader by 2.9 min (root mean square), where the guesses they replace
-# (120 wpm, 0.25, 1, 6, 3) missed by 5.0. To recalibrate after another round, replace these seven constants and
-# nothing else: tests/test_workshop.py refits them.
-CALIBRATION_COMMIT = "a2899b9"
+# The five figures below are a least-squares fit, made on 2026-12-04, of the formula (core_split's parts: the core
+# path's reading, before and after the exercises, and the exercises) to the minutes of round 10's twelve
+# first-time readers of the cut series, one a notebook, on the notebooks as committed at CALIBRATION_COMMIT
+# (CALIBRATION_READERS). The fit gave 66 wpm, 0.07, 1.66, 3.5 and 2.14; rounded, they miss a reader by 1.7 min
+# (root mean square), where the constants they replace (75 wpm, 0.15, 1.25, 5, 2.25, fitted to round 1 on the
+# uncut series) missed by 3.0. To recalibrate after another round, replace these seven constants and nothing
+# else: tests/test_workshop.py refits them.
+CALIBRATION_COMMIT = "ffa1721"
 CALIBRATION_READERS = {  # notebook: (core path, exercises), minutes
-    "00": (9, 0), "01": (20, 10), "02": (22, 15), "03": (26, 14), "04": (22, 13), "05": (30, 18),
-    "06": (20, 12), "07": (21, 17), "08": (25, 18), "09": (22, 25), "10": (18, 17), "11": (12, 35)}
-READ_WPM = 75               # markdown words a minute, the predictions' thinking counted apart
-MIN_PER_CODE_CELL = 0.15    # read a code cell, run it, look at its output (the fit's least certain figure)
-MIN_PER_PREDICTION = 1.25   # a **Predict** prompt: think, or a show of hands, before the cell runs
-MIN_PER_EXERCISE = 5        # an exercise: try, check, read the hint, try again (its task's words counted apart)
-MIN_PER_QUIZ = 2.25         # a quiz question: recall and check; no new code to write
+    "00": (10, 0), "01": (18, 9), "02": (19, 10), "03": (23, 6), "04": (21, 7), "05": (20, 8),
+    "06": (17, 6), "07": (18, 10), "08": (22, 9), "09": (18, 11), "10": (18, 12), "11": (14, 13)}
+READ_WPM = 66               # markdown words a minute, the predictions' thinking counted apart
+MIN_PER_CODE_CELL = 0.07    # read a code cell, run it, look at its output (the fit's least certain figure)
+MIN_PER_PREDICTION = 1.65   # a **Predict** prompt: think, or a show of hands, before the cell runs
+MIN_PER_EXERCISE = 3.5      # an exercise: try, check, read the hint, try again (its task's words counted apart)
+MIN_PER_QUIZ = 2.15         # a quiz question: recall and check; no new code to write
 # Not fitted (the readers ran alone and read the core path only): the run time and the discussion, for the
 # timings table of whole notebooks.
 RUN_FACTOR = 2            # each second of computing counts twice: people wait, then read what came out
@@ -101,7 +101,8 @@ def workshop_counts(nb) -> dict[str, int]:
     solutions = [c for c in cells if SOLUTION_TAG in c.metadata.get("tags", [])]
     markdown = [c.source for c in cells if c.cell_type == "markdown"]
     quiz = sum(1 for c in solutions if QUIZ_CHECK.search(c.source))
-    code = sum(1 for c in cells if c.cell_type == "code" and c.source.strip() and c not in solutions and not is_folded(c))
+    code = sum(1 for c in cells
+               if c.cell_type == "code" and c.source.strip() and c not in solutions and not is_folded(c))
     return {"words": sum(_words(m) for m in markdown), "code_cells": code,
             "predictions": sum(len(PREDICTION.findall(m)) for m in markdown),
             "exercises": len(solutions) - quiz, "quiz": quiz}

@@ -66,7 +66,8 @@ def saved_tensors(node: Any) -> list[tuple[str, Any]]:
 
 def where_it_raises(run: Any) -> tuple[str, str]:
     """Call ``run()``, then backward from the sum of what it returns (if that requires grad): where a RuntimeError
-    came, "at the write" (any RuntimeError inside ``run``), "at backward" or "no error", and its message. Notebooks 05, 08 and 10.
+    came, "at the write" (any RuntimeError inside ``run``), "at backward" or "no error", and its message.
+    Notebooks 05, 08 and 10.
 
     >>> import torch; w = torch.ones(3, requires_grad=True)
     >>> where_it_raises(lambda: w.add_(1))[0], where_it_raises(lambda: w.exp().mul_(2))[0]

@@ -120,14 +120,14 @@ DECISION_CHART = (
     ("alias ok", "right", "identity = x is right, and free (the post's\nmodel, torchvision's blocks). But if the\n"
                           "branch can return x itself (nn.Identity),\nout += identity writes into x: write\n"
                           "out = out + identity."),
-    ("recording", "question", "Does the write need grad (x or the value\nwritten requires grad), with grad mode on?\n"
-                              "(not under torch.no_grad() or inference)"),
+    ("recording", "question", "Does autograd record the write? (x or the\nvalue written requires grad, with grad mode\n"
+                              "on: not under torch.no_grad() or inference)"),
     ("unchecked", "silent", "Autograd does not refuse it. Backward raises\nonly if a node saved x earlier, with grad\n"
                             "mode on (x * w with w requiring grad; or\nx = sigmoid(z), written later under no_grad).\n"
                             "Else identity silently sees the write.\nFix: make the write out of place (if\n"
                             "nothing raises, a clone works too)."),
-    ("leaf", "question", "Does the write go into a leaf that requires\ngrad, a view of one, an output of chunk,\n"
-                         "split or unbind, or another view that\nautograd refuses to write (notebook 05)?"),
+    ("leaf", "question", "Is it an f(..., out=x) call, or a write into\na leaf that requires grad, a view of one, an\n"
+                         "output of chunk, split or unbind, or another\nview that autograd refuses (notebook 05)?"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
     ("saved", "question", "Before the write, did a node that backward\nruns save x? (relu, sigmoid, exp keep their\n"
                           "output x; conv(x) keeps x; x * w keeps x if\nw needs a gradient; a view or the base of x\n"
@@ -139,7 +139,7 @@ DECISION_CHART = (
                          "write out of place, or identity = x.clone()\n(costs x.nbytes; x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 10.75, 1.9), "alias ok": (7.6, 10.75, 1.9), "recording": (2.3, 8.55, 0.95),
+_CHART_AT = {"write": (2.3, 10.87, 1.9), "alias ok": (7.6, 10.87, 1.9), "recording": (2.3, 8.55, 0.95),
              "unchecked": (7.6, 8.55, 2.25), "leaf": (2.3, 6.8, 1.2), "leaf error": (7.6, 6.8, 1.0),
              "saved": (2.3, 4.75, 1.75), "saved error": (7.6, 4.75, 1.2), "silent": (2.3, 1.75, 1.85)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),

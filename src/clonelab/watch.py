@@ -1,10 +1,13 @@
-"""Record each ATen op that reaches the dispatcher (not those a kernel calls internally), and what each output
-is: NEW memory, a VIEW, or an IN-PLACE write.
+"""Record each ATen op that reaches a dispatch mode, and what each output is: NEW memory, a VIEW, or an
+IN-PLACE write.
 
-A ``TorchDispatchMode`` sees each ATen call, below autograd; each op's schema says whether a result aliases an
-argument (``Tensor(a)``) or writes into one (``Tensor(a!)``). Under the mode, outputs, gradients and version
-counters are what they would be without it, but backward sums the gradient contributions it gathers within one
-pass out of place (``aten::add``, not ``add_``); accumulating into an existing ``.grad`` is still ``add_``."""
+A ``TorchDispatchMode`` sees each ATen call below autograd: a composite op appears as the ops it decomposes into
+(``reshape`` as ``clone`` and ``_unsafe_view``), and the ops a kernel calls internally do not appear. Each op's
+schema says whether a result aliases an argument (``Tensor(a)``) or writes into one (``Tensor(a!)``): a write a
+kernel does not declare (batch norm's running statistics) is not logged. Under the mode, outputs, gradients and
+version counters are what they would be without it, but autograd takes its tensor-subclass-safe paths: backward
+sums the contributions it gathers within one pass out of place (``aten::add``, not ``add_``), and some backward
+formulas run other, out-of-place ops; accumulating into an existing ``.grad`` is still ``add_``."""
 
 from __future__ import annotations
 
@@ -201,7 +204,8 @@ class _Recorder(TorchDispatchMode):
 
 
 class watch_ops:
-    """Context manager that records each ATen op called inside it (not those a kernel calls internally), as an :class:`OpLog` (a table, and data).
+    """Context manager that records each ATen op that reaches its dispatch mode (the module's docstring says which),
+    as an :class:`OpLog` (a table, and data).
 
     Pass the tensors you care about by keyword (``watch_ops(x=x)``) so the log names them; each must be a dense tensor.
 
