@@ -115,11 +115,11 @@ _CHART_COLOURS = {"question": "#e8eef7", "right": "#dff0d8", "silent": "#fcf0d0"
 # (name, kind, text): the questions run down the left column, each with its outcome to the right.
 DECISION_CHART = (
     ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x's memory (x, its\n"
-                          "views or its base) in place, before or at the\naddition (identity += out writes into x)?\n"
+                          "views or its base) in place, before or at the\naddition? (identity += out does; so does\n"
+                          "out += identity if the branch returns x itself)\n"
                           "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   f(..., out=x)"),
-    ("alias ok", "right", "identity = x is right, and free (the post's\nmodel, torchvision's blocks). But if the\n"
-                          "branch can return x itself (nn.Identity),\nout += identity writes into x: write\n"
-                          "out = out + identity."),
+    ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
+                          "(the post's model, torchvision's blocks)."),
     ("recording", "question", "Does autograd record the write? (x or the\nvalue written requires grad, with grad mode\n"
                               "on: not under torch.no_grad() or inference)"),
     ("unchecked", "silent", "Autograd does not refuse it. Backward raises\nonly if a node saved x earlier, with grad\n"
@@ -134,14 +134,15 @@ DECISION_CHART = (
                           "counts: they share one version counter)"),
     ("saved error", "error", "RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
                              "clone or not.\nFix: make the write out of place."),
-    ("silent", "silent", "Nothing saved x (it came from add, conv,\nbatch norm ..., which keep no output): no\n"
-                         "error, but identity sees the write: a\nsilently different model. Fix: make the\n"
-                         "write out of place, or identity = x.clone()\n(costs x.nbytes; x itself is overwritten)."),
+    ("silent", "silent", "Nothing saved x (it came from add, conv,\nbatch norm ..., which keep their inputs, not\n"
+                         "their output x): no error, but identity sees\nthe write: a silently different model.\n"
+                         "Fix: make the write out of place, or\nidentity = x.clone() (costs x.nbytes;\n"
+                         "x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 10.87, 1.9), "alias ok": (7.6, 10.87, 1.9), "recording": (2.3, 8.55, 0.95),
-             "unchecked": (7.6, 8.55, 2.25), "leaf": (2.3, 6.8, 1.2), "leaf error": (7.6, 6.8, 1.0),
-             "saved": (2.3, 4.75, 1.75), "saved error": (7.6, 4.75, 1.2), "silent": (2.3, 1.75, 1.85)}
+_CHART_AT = {"write": (2.3, 10.92, 2.1), "alias ok": (7.6, 10.92, 1.2), "recording": (2.3, 8.55, 0.95),
+             "unchecked": (7.6, 8.55, 2.25), "leaf": (2.3, 6.7, 1.2), "leaf error": (7.6, 6.7, 1.0),
+             "saved": (2.3, 4.75, 1.75), "saved error": (7.6, 4.75, 1.2), "silent": (2.3, 1.8, 1.95)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
                  ("recording", "leaf", "yes"), ("leaf", "leaf error", "yes"), ("leaf", "saved", "no"),
                  ("saved", "saved error", "yes"), ("saved", "silent", "no"))
@@ -154,7 +155,7 @@ def decision_chart() -> Figure:
     ['no', 'no', 'no', 'no', 'yes', 'yes', 'yes', 'yes']
     """
     from matplotlib.patches import FancyBboxPatch
-    fig, ax = _canvas((9.5, 7.9), (0, 10), (0.75, 11.85), left=0.01, right=0.99, bottom=0.01, top=0.955)
+    fig, ax = _canvas((9.5, 8.0), (0, 10), (0.75, 12.05), left=0.01, right=0.99, bottom=0.01, top=0.955)
     width = 4.35
     for name, kind, body in DECISION_CHART:
         x, y, height = _CHART_AT[name]
@@ -207,6 +208,7 @@ def plot_memory_timeline(reports: Mapping[str, Any], *, mark: str = "aten::clone
                         solid_capstyle="butt")
     top.set_ylabel("bytes live (MiB)")
     top.legend(loc="upper left", fontsize=9)
+    top.set_ylim(bottom=0)          # from zero: the first step up is the first allocation
     top.grid(alpha=0.3)
     bottom.set_ylabel("clones" if mark == "aten::clone" else mark)
     bottom.set_yticks(range(len(timelines)), list(timelines))
