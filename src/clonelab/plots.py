@@ -116,18 +116,18 @@ _CHART_COLOURS = {"question": "#e8eef7", "right": "#dff0d8", "silent": "#fcf0d0"
 DECISION_CHART = (
     ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x's memory (x, its\n"
                           "views or its base) in place, before or at the\naddition? (identity += out does; so does\n"
-                          "out += identity if the branch returns x itself)\n"
+                          "out += identity when the branch is nn.Identity)\n"
                           "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   f(..., out=x)"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
     ("recording", "question", "Does autograd record the write? (x or the\nvalue written requires grad, with grad mode\n"
                               "on: not under torch.no_grad() or inference)"),
     ("unchecked", "silent", "Autograd does not refuse it. Backward raises\nonly if a node saved x earlier, with grad\n"
-                            "mode on (x * w with w requiring grad; or\nx = sigmoid(z), written later under no_grad).\n"
+                            "mode on (x * w with w requiring grad; or\nx = sigmoid(z) made with grad on, then\nwritten under no_grad).\n"
                             "Else identity silently sees the write.\nFix: make the write out of place (if\n"
                             "nothing raises, a clone works too)."),
-    ("leaf", "question", "Is it an f(..., out=x) call, or a write into\na leaf that requires grad, a view of one, an\n"
-                         "output of chunk, split or unbind, or another\nview that autograd refuses (notebook 05)?"),
+    ("leaf", "question", "Is it an out= call (most ops refuse them), or a\nwrite into a leaf that requires grad, a view\n"
+                         "of one, an output of chunk, split or unbind,\nor another refused view (notebook 05)?"),
     ("leaf error", "error", "RuntimeError at the write,\nclone or not.\nFix: make the write out of place."),
     ("saved", "question", "Before the write, did a node that backward\nruns save x? (relu, sigmoid, exp keep their\n"
                           "output x; conv(x) keeps x; x * w keeps x if\nw needs a gradient; a view or the base of x\n"
@@ -140,8 +140,8 @@ DECISION_CHART = (
                          "x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 10.92, 2.1), "alias ok": (7.6, 10.92, 1.2), "recording": (2.3, 8.55, 0.95),
-             "unchecked": (7.6, 8.55, 2.25), "leaf": (2.3, 6.7, 1.2), "leaf error": (7.6, 6.7, 1.0),
+_CHART_AT = {"write": (2.3, 10.92, 2.1), "alias ok": (7.6, 10.92, 1.2), "recording": (2.3, 8.5, 0.95),
+             "unchecked": (7.6, 8.5, 2.4), "leaf": (2.3, 6.7, 1.2), "leaf error": (7.6, 6.7, 1.0),
              "saved": (2.3, 4.75, 1.75), "saved error": (7.6, 4.75, 1.2), "silent": (2.3, 1.8, 1.95)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
                  ("recording", "leaf", "yes"), ("leaf", "leaf error", "yes"), ("leaf", "saved", "no"),
