@@ -134,8 +134,8 @@ DECISION_CHART = (
                           "counts: they share one version counter)"),
     ("saved error", "error", "RuntimeError at backward\n(\"modified by an inplace operation\"),\n"
                              "clone or not.\nFix: make the write out of place."),
-    ("silent", "silent", "Nothing saved x (it came from add, conv,\nbatch norm ..., which keep their inputs, not\n"
-                         "their output x): no error, but identity sees\nthe write: a silently different model.\n"
+    ("silent", "silent", "Nothing saved x (it came from add, conv,\nbatch norm ..., none of which keeps its\n"
+                         "output x): no error, but identity sees\nthe write: a silently different model.\n"
                          "Fix: make the write out of place, or\nidentity = x.clone() (costs x.nbytes;\n"
                          "x itself is overwritten)."),
 )
