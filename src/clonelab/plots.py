@@ -115,13 +115,14 @@ _CHART_COLOURS = {"question": "#e8eef7", "right": "#dff0d8", "silent": "#fcf0d0"
 # (name, kind, text): the questions run down the left column, each with its outcome to the right.
 DECISION_CHART = (
     ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x's memory (x, its\n"
-                          "views or its base) in place, before or at the\naddition? (identity += out does; so does\n"
-                          "out += identity when the branch is nn.Identity)\n"
-                          "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   f(..., out=x)"),
+                          "views or its base) in place before the addition?\n"
+                          "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   f(..., out=x)\n"
+                          "(Add with out = out + identity: identity += out\nwrites into x, and so does out += identity\n"
+                          "when the branch is nn.Identity.)"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
     ("recording", "question", "Does autograd record the write? (x or the\nvalue written requires grad, with grad mode\n"
-                              "on: not under torch.no_grad() or inference)"),
+                              "on: not under torch.no_grad() or\ntorch.inference_mode())"),
     ("unchecked", "silent", "Autograd does not refuse it. Backward raises\nonly if a node saved x earlier, with grad\n"
                             "mode on (x * w with w requiring grad; or\nx = sigmoid(z) made with grad on, then\nwritten under no_grad).\n"
                             "Else identity silently sees the write.\nFix: make the write out of place (if\n"
@@ -140,8 +141,8 @@ DECISION_CHART = (
                          "x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 10.92, 2.1), "alias ok": (7.6, 10.92, 1.2), "recording": (2.3, 8.5, 0.95),
-             "unchecked": (7.6, 8.5, 2.4), "leaf": (2.3, 6.7, 1.2), "leaf error": (7.6, 6.7, 1.0),
+_CHART_AT = {"write": (2.3, 11.05, 2.45), "alias ok": (7.6, 11.05, 1.2), "recording": (2.3, 8.5, 1.15),
+             "unchecked": (7.6, 8.5, 2.4), "leaf": (2.3, 6.6, 1.2), "leaf error": (7.6, 6.6, 1.0),
              "saved": (2.3, 4.75, 1.75), "saved error": (7.6, 4.75, 1.2), "silent": (2.3, 1.8, 1.95)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
                  ("recording", "leaf", "yes"), ("leaf", "leaf error", "yes"), ("leaf", "saved", "no"),
@@ -149,13 +150,13 @@ _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("r
 
 
 def decision_chart() -> Figure:
-    """The decision chart "do I need ``identity = x.clone()``?" of notebooks 08 and 11, a closed Figure 950 px wide.
+    """The decision chart "do I need ``identity = x.clone()``?" of notebook 11, a closed Figure 950 px wide.
 
     >>> sorted(t.get_text() for t in decision_chart().axes[0].texts if t.get_text() in ("yes", "no"))
     ['no', 'no', 'no', 'no', 'yes', 'yes', 'yes', 'yes']
     """
     from matplotlib.patches import FancyBboxPatch
-    fig, ax = _canvas((9.5, 8.0), (0, 10), (0.75, 12.05), left=0.01, right=0.99, bottom=0.01, top=0.955)
+    fig, ax = _canvas((9.5, 8.2), (0, 10), (0.75, 12.35), left=0.01, right=0.99, bottom=0.01, top=0.955)
     width = 4.35
     for name, kind, body in DECISION_CHART:
         x, y, height = _CHART_AT[name]
