@@ -116,9 +116,7 @@ _CHART_COLOURS = {"question": "#e8eef7", "right": "#dff0d8", "silent": "#fcf0d0"
 DECISION_CHART = (
     ("write", "question", "identity = x; then the branch runs.\nDoes anything write into x's memory (x, its\n"
                           "views or its base) in place before the addition?\n"
-                          "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   f(..., out=x)\n"
-                          "(Add with out = out + identity: identity += out\nwrites into x, and so does out += identity\n"
-                          "when the branch is nn.Identity.)"),
+                          "x += ...   x.relu_()   nn.ReLU(inplace=True)\nx[...] = ...   x.copy_(...)   f(..., out=x)"),
     ("alias ok", "right", "identity = x is right, and free:\nnothing to fix, no clone needed\n"
                           "(the post's model, torchvision's blocks)."),
     ("recording", "question", "Does autograd record the write? (x or the\nvalue written requires grad, with grad mode\n"
@@ -141,7 +139,7 @@ DECISION_CHART = (
                          "x itself is overwritten)."),
 )
 # name -> (centre x, centre y, height) of its box; the arrows as (from, to, label)
-_CHART_AT = {"write": (2.3, 11.05, 2.45), "alias ok": (7.6, 11.05, 1.2), "recording": (2.3, 8.5, 1.15),
+_CHART_AT = {"write": (2.3, 11.2, 1.6), "alias ok": (7.6, 11.2, 1.2), "recording": (2.3, 8.5, 1.15),
              "unchecked": (7.6, 8.5, 2.4), "leaf": (2.3, 6.6, 1.2), "leaf error": (7.6, 6.6, 1.0),
              "saved": (2.3, 4.75, 1.75), "saved error": (7.6, 4.75, 1.2), "silent": (2.3, 1.8, 1.95)}
 _CHART_ARROWS = (("write", "alias ok", "no"), ("write", "recording", "yes"), ("recording", "unchecked", "no"),
