@@ -148,10 +148,12 @@ def test_deeper_and_checks_cells_are_collapsed_and_the_core_never_needs_them(nb)
             assert cell.metadata.get("cellView") == "form", f"cell {i}: a Deeper cell is folded on Colab too"
             deeper_names |= defined
             continue
-        if nbcommon.is_checks(cell):
-            assert cell.source.startswith(nbcommon.CHECKS_MARK) and cell.metadata.get("cellView") == "form", \
-                f"cell {i}: a checks cell is folded, in JupyterLab and on Colab (run `make stamp`)"
+        if nbcommon.is_folded(cell):     # a checks cell or a folded listing: code folded under its title, output not
+            assert cell.source.startswith("#@title") and cell.metadata.get("cellView") == "form", \
+                f"cell {i}: a folded cell is folded, in JupyterLab and on Colab, under a #@title (run `make stamp`)"
             assert cell.metadata.get("jupyter") == {"source_hidden": True}, f"cell {i}: its code folded, its output not"
+        if nbcommon.is_checks(cell):
+            assert cell.source.startswith(nbcommon.CHECKS_MARK), f"cell {i}: a checks cell has the checks title"
             assert any(isinstance(n, ast.Assert) for n in ast.walk(tree)), f"cell {i}: a checks cell asserts"
             deeper_names |= defined
             continue

@@ -76,7 +76,7 @@ def stage(where: Path = STAGE, solutions: bool = True) -> Path:
                 if not solutions:
                     cell.source = nbcommon.to_student_copies(cell.source)
             tags = cell.metadata.get("tags", [])
-            # the setup cell's and the checks' code is folded; a solution's code and output too (the answer it prints)
+            # the setup cell's and the folded cells' code is folded; a solution's code and output too (the answer it prints)
             fold = "hide-input" if cell.get("id") == "clonelab-setup" or nbcommon.is_folded(cell) else \
                 "hide-cell" if nbcommon.SOLUTION_TAG in tags else None
             if fold and fold not in tags:
