@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # second `make lab` or `make test` goes straight to work.
 INSTALLED := $(VENV)/.clonelab-installed
 
-.PHONY: lab lab-student test test-lower test-browser test-colab notebooks stamp student links html timings benchmark wheelhouse clean
+.PHONY: lab lab-student lab-ko lab-student-ko test test-lower test-browser test-colab notebooks stamp student links html timings benchmark wheelhouse clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ lab: $(INSTALLED)
 # For a workshop: the student copies (no outputs, no solutions).
 lab-student: $(INSTALLED)
 	$(BIN)/jupyter lab workshop/student/ $(ROOT_FLAG)
+
+# The Korean edition (한국어판): the notebooks, and their student copies.
+lab-ko: $(INSTALLED)
+	$(BIN)/jupyter lab notebooks-ko/ $(ROOT_FLAG)
+
+lab-student-ko: $(INSTALLED)
+	$(BIN)/jupyter lab workshop/student-ko/ $(ROOT_FLAG)
 
 # On every core (pytest-xdist): each notebook runs in a kernel of its own, so they run side by side.
 PYTEST_PARALLEL ?= -n auto --dist worksteal
@@ -67,6 +74,9 @@ test-colab: $(INSTALLED)
 notebooks: $(INSTALLED)
 	$(BIN)/python tools/stamp.py
 	$(BIN)/python tools/run_notebooks.py execute
+	$(BIN)/python tools/translate.py update
+	$(BIN)/python tools/translate.py build
+	$(BIN)/python tools/run_notebooks.py execute --korean
 	$(BIN)/python tools/student.py
 	$(BIN)/python tools/workshop.py
 
@@ -80,9 +90,11 @@ student links: $(INSTALLED)
 	$(BIN)/python tools/$@.py
 
 # The reading edition in site/: Sphinx, MyST-NB and sphinx-book-theme, offline, from the committed outputs;
-# and in site-student/ the same without the solution cells, for students who read along offline.
+# in site/ko/ the Korean edition (every page links to the same page in the other language); and in site-student/
+# the same without the solution cells, for students who read along offline.
 html: $(VENV)/.clonelab-site
 	$(BIN)/python tools/book.py site
+	$(BIN)/python tools/book.py --korean site/ko
 	$(BIN)/python tools/book.py --student site-student
 
 # For a room without network: every wheel the series needs, for this platform and Python, in $(WHEELHOUSE)/.

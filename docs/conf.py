@@ -21,3 +21,14 @@ html_theme_options = {
 }
 html_last_updated_fmt = None
 suppress_warnings = ["mystnb.unknown_mime_type"]
+
+# The Korean edition (tools/book.py --korean builds it with -D language=ko): Sphinx has no Korean search language
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sphinx.search import languages  # noqa: E402
+
+from korean_search import SearchKorean  # noqa: E402
+
+languages["ko"] = SearchKorean

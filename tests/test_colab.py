@@ -32,7 +32,9 @@ pytestmark = [pytest.mark.colab, pytest.mark.notebooks]
 COLAB_TORCH = os.environ.get("COLAB_TORCH", "2.9.1")   # a CUDA build on Linux from PyPI, inside the tested range
 COLAB_PREINSTALLED = ["numpy", "matplotlib", "scikit-learn", "tqdm", "ipykernel"]
 STUDENT = ROOT / "workshop" / "student"
-COPIES = notebook_paths() + [STUDENT / p.name for p in notebook_paths()]
+# and the Korean edition: its 00, and a student copy with exercises (its check() prints Korean)
+COPIES = notebook_paths() + [STUDENT / p.name for p in notebook_paths()] + \
+    [ROOT / "notebooks-ko" / "00_start_here.ipynb", ROOT / "workshop" / "student-ko" / "05_autograd_meets_inplace.ipynb"]
 
 
 COLAB_VERSION = (3, 13)

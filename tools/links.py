@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from nbcommon import ROOT, STUDENT, notebook_paths, read
+from nbcommon import KO_NOTEBOOKS, KO_STUDENT, ROOT, STUDENT, notebook_paths, read
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|<img[^>]*\bsrc=\"([^\"]+)\"")
 
@@ -39,7 +39,7 @@ def heading_anchors(path: Path) -> set[str]:
 
 def documents() -> list[tuple[Path, str]]:
     docs = []
-    for path in notebook_paths() + notebook_paths(STUDENT):
+    for path in notebook_paths() + notebook_paths(STUDENT) + notebook_paths(KO_NOTEBOOKS) + notebook_paths(KO_STUDENT):
         nb = read(path)
         docs.append((path, "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")))
     workshop = ROOT / "workshop"

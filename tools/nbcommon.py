@@ -12,6 +12,10 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 STUDENT = ROOT / "workshop" / "student"
+# The Korean edition (tools/translate.py): the notebooks and their student copies, each beside its English folder,
+# so that every relative link (../images/, ../README.md, between notebooks) holds in both languages
+KO_NOTEBOOKS = ROOT / "notebooks-ko"
+KO_STUDENT = ROOT / "workshop" / "student-ko"
 SITE = ROOT / "site"
 
 HEADER_MARK = "<!-- clonelab:header -->"
@@ -58,8 +62,10 @@ def colab_url(name: str, folder: str = "notebooks") -> str:
     return f"https://colab.research.google.com/github/{path}/blob/{release_ref()}/{folder}/{name}"
 
 
-def to_student_copies(markdown: str) -> str:
+def to_student_copies(markdown: str, korean: bool = False) -> str:
     """Every Colab link to an instructor copy in ``markdown`` turned into a link to its student copy."""
+    if korean:
+        return markdown.replace(colab_url("", KO_NOTEBOOKS.name), colab_url("", f"workshop/{KO_STUDENT.name}"))
     return markdown.replace(colab_url(""), colab_url("", "workshop/student"))
 
 
@@ -67,9 +73,10 @@ def notebook_paths(folder: Path = NOTEBOOKS) -> list[Path]:
     return sorted(p for p in folder.glob("*.ipynb") if NB_NAME.match(p.name))
 
 
-def select(names: list[str]) -> list[Path]:
+def select(names: list[str], folder: Path = NOTEBOOKS) -> list[Path]:
     """The notebooks named like 01, 01_clone_or_assign or 01_clone_or_assign.ipynb (all if none)."""
-    paths = [p for p in notebook_paths() if not names or p.name in names or p.stem in names or p.name[:2] in names]
+    paths = [p for p in notebook_paths(folder)
+             if not names or p.name in names or p.stem in names or p.name[:2] in names]
     if names and not paths:
         raise SystemExit(f"no notebook matches {names}")
     return paths

@@ -3,6 +3,7 @@
 workshop's timings table.
 
     python tools/run_notebooks.py execute [NB...]   # run notebooks in place, each in a fresh kernel
+    python tools/run_notebooks.py execute --korean  # the same for the Korean edition, in notebooks-ko/
     python tools/run_notebooks.py timings [NB...]   # run time, exercises, words: suggested workshop minutes
 """
 
@@ -14,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from nbcommon import NOTEBOOKS, ROOT, read, select, write
+from nbcommon import KO_NOTEBOOKS, NOTEBOOKS, ROOT, read, select, write
 from reading_time import TIMINGS_FORMULA, suggested_minutes, workshop_counts
 
 # The facilitator guide's markers around the table; the start marker's words may name an older command.
@@ -42,11 +43,11 @@ def run_in_fresh_kernel(nb, timeout: int = 300, *, kernel_name: str = "python3",
     return time.perf_counter() - start
 
 
-def execute(names: list[str], timeout: int = 300) -> int:
+def execute(names: list[str], timeout: int = 300, folder: Path = NOTEBOOKS) -> int:
     total = 0.0
-    for path in select(names):
+    for path in select(names, folder):
         nb = read(path)
-        seconds = run_in_fresh_kernel(nb, timeout)
+        seconds = run_in_fresh_kernel(nb, timeout, cwd=folder)
         total += seconds
         nb.metadata.pop("widgets", None)
         write(nb, path)
@@ -117,11 +118,12 @@ def main(argv: list[str] | None = None) -> int:
         one = sub.add_parser(command, help=text)
         one.add_argument("notebooks", nargs="*", help="names like 01 or 01_clone_or_assign (default: all)")
         one.add_argument("--timeout", type=int, default=300, help="seconds per cell")
+    sub.choices["execute"].add_argument("--korean", action="store_true", help="the Korean edition, in notebooks-ko/")
     sub.choices["timings"].add_argument("--write", action="store_true", help="also put the table into "
                                                                              "workshop/README.md")
     args = parser.parse_args(argv)
     if args.command == "execute":
-        return execute(args.notebooks, args.timeout)
+        return execute(args.notebooks, args.timeout, KO_NOTEBOOKS if args.korean else NOTEBOOKS)
     return timings(args.notebooks, args.timeout, args.write)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import difflib
 import io
 import re
 import sys
@@ -34,7 +35,14 @@ from nbcommon import CONTENTS_END, CONTENTS_START, HEADER_MARK, NAV_MARK, SETUP_
 LANG = "ko"
 PO_DIR = nbcommon.ROOT / "translations" / LANG
 SERIES_PO = PO_DIR / "series.po"
-KO_NOTEBOOKS = nbcommon.ROOT / f"notebooks-{LANG}"
+GLOSSARY = PO_DIR / "glossary.md"   # a cell of the Korean 00 only: the terms, English and Korean
+# check()'s messages: the package's own gettext catalog, which clonelab.i18n loads (the .mo, compiled by `build`)
+EXERCISES = nbcommon.ROOT / "src" / "clonelab" / "exercises"
+MESSAGES_PO = nbcommon.ROOT / "src" / "clonelab" / "locale" / LANG / "LC_MESSAGES" / "clonelab.po"
+# strings in the exercise modules that are matched against, or compared, never shown: left out of the catalog
+NOT_MESSAGES = {"leaf Variable", "modified by an inplace operation", "right gradient", "wrong gradient",
+                "keeps x's values", "a view of x", "; y.sum().backward()"}
+KO_NOTEBOOKS = nbcommon.KO_NOTEBOOKS
 PO_HEADER = {"Project-Id-Version": "clonelab", "Language": LANG, "MIME-Version": "1.0",
              "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit"}
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -93,10 +101,16 @@ def comments(source: str) -> list[tuple[int, int, str, str]]:
 
 
 def code_without_comments(source: str) -> str:
-    """The code with its prose comments removed: what must be equal in the two languages."""
+    """The code with its comments removed: what must be equal in the two languages."""
     lines = source.split("\n")
-    for row, col, _, _ in comments(source):
-        lines[row - 1] = lines[row - 1][:col].rstrip()
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+    for tok in tokens:   # every comment, in either language
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            lines[row - 1] = lines[row - 1][:col].rstrip()
     return "\n".join(lines)
 
 
@@ -124,6 +138,70 @@ def units(nb) -> list[tuple[str, str]]:
                 seen.add((ctx, text))
                 out.append((ctx, text))
     return out
+
+
+def _is_code(text: str) -> bool:
+    try:
+        compile(text, "<message>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def message_units() -> list[tuple[None, str]]:
+    """What check() may print: the prose strings of the exercise modules (hints, answer forms, the templates given
+    to ``_``), without docstrings, f-strings' pieces, code, and the module-level tables of code and options."""
+    import ast
+    found = []
+    for path in sorted(EXERCISES.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        skip = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body and \
+                    isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant):
+                skip.add(id(node.body[0].value))            # a docstring
+            if isinstance(node, ast.JoinedStr):
+                skip.update(id(v) for v in node.values)     # pieces of an f-string (errors for the programmer)
+        for node in tree.body:   # NAME = {...} at module level: code and option labels, the answers' vocabulary
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Dict, ast.List)):
+                skip.update(id(n) for n in ast.walk(node.value))
+        marked = {id(node.args[0]) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                  and isinstance(node.func, ast.Name) and node.func.id == "_" and node.args
+                  and isinstance(node.args[0], ast.Constant)}   # _("..."): a message, whatever it looks like
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+                text = node.value
+                if id(node) in marked or (" " in text.strip() and re.search(r"[a-z]{2}", text)
+                                          and not _is_code(text.strip()) and text not in NOT_MESSAGES):
+                    found.append(text)
+    return [(None, t) for t in dict.fromkeys(found)]
+
+
+def compile_messages() -> bool:
+    """Write the .mo beside MESSAGES_PO from its current translations; True if it changed."""
+    polib = _polib()
+    po = load(MESSAGES_PO)
+    mo = polib.POFile(wrapwidth=0)
+    mo.metadata = po.metadata
+    for entry in po:
+        if translated(entry):
+            mo.append(polib.POEntry(msgid=entry.msgid, msgstr=entry.msgstr))
+    target = MESSAGES_PO.with_suffix(".mo")
+    before = target.read_bytes() if target.exists() else None
+    mo.save_as_mofile(str(target))
+    return target.read_bytes() != before
+
+
+def stale_mo() -> bool:
+    """Whether the committed .mo differs from what the .po compiles to."""
+    target = MESSAGES_PO.with_suffix(".mo")
+    if not target.exists():
+        return True
+    before = target.read_bytes()
+    changed = compile_messages()
+    if changed:
+        target.write_bytes(before)
+    return changed
 
 
 # --- the PO files ---------------------------------------------------------------------------------------------
@@ -159,15 +237,17 @@ def merge(po, wanted: list[tuple[str, str]], memory: dict[str, str]):
         entry = polib.POEntry(msgctxt=ctx, msgid=msgid, msgstr="")
         if memory.get(msgid):   # the same English already translated elsewhere: the same translation
             entry.msgstr = memory[msgid]
-        else:   # an edited block: the old translation of its cell's first unmatched entry, marked fuzzy
-            old = next((e for e in by_context.get(ctx, []) if (e.msgctxt, e.msgid) not in used and e.msgstr), None)
-            if old is not None:
+        else:   # an edited block: the old translation of the most similar unmatched entry of its cell, fuzzy
+            candidates = [e for e in by_context.get(ctx, []) if (e.msgctxt, e.msgid) not in used and e.msgstr]
+            old = max(candidates, key=lambda e: difflib.SequenceMatcher(None, e.msgid, msgid).ratio(), default=None)
+            if old is not None and difflib.SequenceMatcher(None, old.msgid, msgid).ratio() >= 0.6:
                 used.add((old.msgctxt, old.msgid))
                 entry.msgstr, entry.previous_msgid = old.msgstr, old.msgid
                 entry.flags.append("fuzzy")
         fresh.append(entry)
     for entry in po:   # what no longer exists in English stays, as an obsolete entry, for the record
         if (entry.msgctxt, entry.msgid) not in {(e.msgctxt, e.msgid) for e in fresh} and entry.msgstr:
+            entry = copy.copy(entry)   # ``po`` itself is left as it was
             entry.obsolete = True
             fresh.append(entry)
     return fresh
@@ -225,7 +305,9 @@ def _stamp():
 
 
 def series_units() -> list[tuple[str, str]]:
-    return [(what, msgid) for msgid, what in SERIES.items()] + setup_units()
+    import book   # the reading edition's index page
+    site = [("site", text) for text in (book.TITLE, book.INDEX_TEXT, book.TOC_CAPTION)]
+    return [(what, msgid) for msgid, what in SERIES.items()] + setup_units() + site
 
 
 # --- building a Korean notebook -------------------------------------------------------------------------------
@@ -332,7 +414,7 @@ class Translator:
             else:
                 korean_literal = '"' + korean + '"'
             source = source.replace(literal, korean_literal)
-        source = source.replace("run `make lab`", "run `make lab-ko`")
+        source = source.replace("`make lab`", "`make lab-ko`")   # the command that opens the Korean notebooks
         # the one line of code the Korean edition adds: check()'s hints in Korean
         return source.replace("\nclonelab.show_versions(", f'\nclonelab.set_language("{LANG}")\nclonelab.show_versions(')
 
@@ -372,6 +454,10 @@ def build_one(tr: Translator, path: Path, index: int, paths: list[Path], titles_
             cell.source = relink(cell.source, anchors)
         elif cell.cell_type == "code":
             cell.source = tr.code(book, where, cell)
+    if index == 0 and GLOSSARY.exists():   # the Korean edition's own cell: English <-> Korean terms, before the nav
+        glossary = nbformat.v4.new_markdown_cell(GLOSSARY.read_text().strip())
+        glossary["id"] = f"clonelab-{LANG}-glossary"
+        ko.cells.insert(len(ko.cells) - 1 if ko.cells[-1].get("id") == "clonelab-nav" else len(ko.cells), glossary)
     ko.metadata["clonelab"] = {"language": LANG, "generated_from": f"notebooks/{path.name}",
                                "note": "generated by tools/translate.py: edit the English notebook and "
                                        f"translations/{LANG}/{po_path(path).name}, not this file"}
@@ -457,9 +543,16 @@ def sources(nb) -> list[tuple]:
 
 # --- commands -------------------------------------------------------------------------------------------------
 
+def _books() -> list[tuple[Path, list]]:
+    """Each PO file, with what it must translate."""
+    return ([(po_path(p), units(read(p))) for p in nbcommon.notebook_paths()] + [(SERIES_PO, series_units())]
+            + [(MESSAGES_PO, message_units())])
+
+
 def update() -> int:
     PO_DIR.mkdir(parents=True, exist_ok=True)
-    books = [(po_path(p), units(read(p))) for p in nbcommon.notebook_paths()] + [(SERIES_PO, series_units())]
+    books = _books()
+    MESSAGES_PO.parent.mkdir(parents=True, exist_ok=True)
     memory = {}
     for path, _ in books:
         for entry in load(path):
@@ -479,8 +572,7 @@ def update() -> int:
 def untranslated() -> list[str]:
     """Every entry, by file, that has no current translation (empty, fuzzy, or missing)."""
     problems = []
-    books = [(po_path(p), units(read(p))) for p in nbcommon.notebook_paths()] + [(SERIES_PO, series_units())]
-    for path, wanted in books:
+    for path, wanted in _books():
         po = load(path)
         have = catalog(po)
         where = path.relative_to(nbcommon.ROOT).as_posix()
@@ -518,6 +610,7 @@ def preview(names: list[str]) -> int:
 
 def write_all() -> int:
     result, missing = build()
+    compile_messages()
     KO_NOTEBOOKS.mkdir(exist_ok=True)
     changed = 0
     for path, nb in result.items():
@@ -536,6 +629,9 @@ def write_all() -> int:
 
 def check() -> int:
     problems = untranslated()
+    if stale_mo():
+        problems.append(f"{MESSAGES_PO.with_suffix('.mo').relative_to(nbcommon.ROOT)} is not what "
+                        f"{MESSAGES_PO.name} compiles to: run `python tools/translate.py build`")
     result, _ = build()
     for path, nb in result.items():
         if not path.exists():

@@ -33,6 +33,7 @@ _MODULES = {
     "_util": "format_bytes",
     "exercises": "check",
     "env": "check_environment show_versions torchvision_resnet18",
+    "i18n": "set_language",
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 

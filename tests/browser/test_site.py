@@ -85,3 +85,51 @@ def test_the_student_edition_has_no_solutions(tmp_path):
     assert book.build(out, book.stage(tmp_path / "stage", solutions=False)) == 0
     page = (out / "notebooks" / f"{NAMES[4]}.html").read_text()
     assert "04.1" in page and "✓ 04.1: correct." not in page
+
+
+@pytest.fixture(scope="module")
+def bilingual_site(tmp_path_factory):
+    """The English site with the Korean edition in ko/, as `make html` builds them."""
+    out = tmp_path_factory.mktemp("bilingual")
+    assert book.build(out, book.stage(tmp_path_factory.mktemp("stage-en"))) == 0, "the English site did not build"
+    assert book.build(out / "ko", book.stage(tmp_path_factory.mktemp("stage-ko"), korean=True), korean=True) == 0, \
+        "the Korean site did not build"
+    return out
+
+
+def test_the_korean_edition_links_both_ways_and_its_search_finds_korean_words(bilingual_site, page):
+    site = bilingual_site
+    page.goto((site / "ko" / "index.html").as_uri())
+    assert page.locator("html").get_attribute("lang") == "ko"
+    sidebar = page.locator("nav.bd-docs-nav a.reference.internal")
+    assert sidebar.count() >= len(NAMES)
+    # a Korean page: its title in Korean, and a link to the same page in English, which links back
+    page.goto((site / "ko" / "notebooks" / f"{NAMES[5]}.html").as_uri())
+    heading = page.locator("h1").first.inner_text()
+    assert heading.startswith("05") and any("\uac00" <= ch <= "\ud7a3" for ch in heading), heading
+    page.locator("a.clonelab-language").first.click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"/notebooks/{NAMES[5]}.html") and "/ko/" not in page.url
+    assert page.locator("h1").first.inner_text().startswith("05 · Autograd")
+    page.locator("a.clonelab-language").first.click()
+    page.wait_for_load_state()
+    assert page.url.endswith(f"/ko/notebooks/{NAMES[5]}.html")
+
+    # search finds a Korean word whatever particle follows it in the text: 저장소는, 저장소를, 저장소의 ...
+    found = {}
+    for word in ("저장소", "저장소를", "텐서", "텐서에도"):
+        page.goto((site / "ko" / "search.html").as_uri() + "?q=" + word)
+        page.wait_for_selector("#search-results li", timeout=15_000)
+        found[word] = _settled_count(page, "#search-results li")
+    assert found["저장소"] >= 3 and found["저장소를"] == found["저장소"], found
+    assert found["텐서"] >= len(NAMES) and found["텐서에도"] >= len(NAMES), found   # every page, but for a title match
+
+
+def _settled_count(page, selector: str) -> int:
+    """How many elements match once no more appear for half a second (Sphinx lists results one by one)."""
+    count, stable = -1, 0
+    while stable < 5:
+        page.wait_for_timeout(100)
+        now = page.locator(selector).count()
+        stable, count = (stable + 1, now) if now == count else (0, now)
+    return count

@@ -16,6 +16,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from clonelab.i18n import gettext as _
+
 
 class Unreadable(Exception):
     """The answer is not of the form the exercise asks for; the message (if any) says what is wrong with it."""
@@ -38,6 +40,7 @@ class Exercise:
     wrong_options: Mapping[str, str] = field(default_factory=dict)
     wrong_parts: Mapping[str, str] = field(default_factory=dict)
     wrong_values: Callable[[Any], Mapping[tuple[str, Any], str]] = lambda truth: {}
+    form_name: str = ""                          # for a ``form`` with a {name} field: the function's name
 
 
 _REGISTRY: dict[str, Exercise] = {}
@@ -98,7 +101,8 @@ def _key(text: str) -> str:
 def _matched_option(item: Any, options: Iterable[str]) -> str:
     by_key = {_key(o): o for o in options}
     if not isinstance(item, str) or _key(item) not in by_key:
-        raise Unreadable(f"{item!r} is not one of the options: {', '.join(by_key.values())}")
+        raise Unreadable(_("{item} is not one of the options: {options}").format(
+            item=repr(item), options=", ".join(by_key.values())))
     return by_key[_key(item)]
 
 
@@ -131,7 +135,7 @@ def outcomes(keys: Iterable[str], values: Iterable[str]) -> Callable:
             raise Unreadable
         given = {_matched_option(k, keys): _matched_option(v, values) for k, v in answer.items()}
         if len(given) != len(keys) or len(answer) != len(keys):   # a key missing, or two spellings of one key
-            raise Unreadable(f"the keys should be exactly {keys}")
+            raise Unreadable(_("the keys should be exactly {keys}").format(keys=keys))
         return given
     return parse
 
@@ -170,8 +174,8 @@ def snippet(code: str, result: str, **names: Any) -> Callable[[], Any]:
 def function_exercise(exercise_id: str, name: str, hint: str, judge: Callable | None = None) -> Callable:
     """Register ``judge`` (or the decorated function) for ``exercise_id``, whose answer is the function ``name``."""
     def add(judge: Callable[[Callable], bool | str]):
-        register(Exercise(exercise_id, hint=hint, form=f"the function {name} itself (no parentheses)",
-                          parse=function, judge=judge))
+        register(Exercise(exercise_id, hint=hint, form="the function {name} itself (no parentheses)",
+                          form_name=name, parse=function, judge=judge))
         return judge
     return add(judge) if judge else add
 
@@ -180,9 +184,10 @@ def call_answer(fn: Callable, *args, returns: type | tuple | None = torch.Tensor
     """``fn(*args)``, which must return a ``returns`` (``what``; None: anything); else Unreadable says so."""
     result = fn(*args)
     if result is ...:
-        raise Unreadable("your function still returns ...: replace it with your code")
+        raise Unreadable(_("your function still returns ...: replace it with your code"))
     if returns is not None and not isinstance(result, returns):
-        raise Unreadable(f"your function should return {what}, not {type(result).__name__}")
+        raise Unreadable(_("your function should return {what}, not {type}").format(what=_(what),
+                                                                                     type=type(result).__name__))
     return result
 
 
@@ -191,7 +196,7 @@ def tells_apart(answer, cases) -> bool | str:
     for args, expected, hint in cases:
         got = call_answer(answer, *args, returns=(bool, np.bool_, torch.Tensor), what="True or False")
         if isinstance(got, torch.Tensor) and (got.numel() != 1 or got.dtype != torch.bool):
-            raise Unreadable("your function should return True or False")
+            raise Unreadable(_("your function should return True or False"))
         if bool(got) != expected:
             return hint
     return True
@@ -243,13 +248,16 @@ def _compare(ex: Exercise, given: Any) -> bool | str:
     if isinstance(truth, frozenset):
         hint = next((h for k, h in ex.wrong_options.items() if k in given ^ truth), None)
         # what is wrong, never how many: a count would turn the exercise into elimination
-        wrong = [what for what, found in (("something in your set does not belong", given - truth),
-                                          ("something is missing", truth - given)) if found]
-        return hint or " and ".join(wrong) + f"; {ex.hint}"
+        wrong = [what for what, found in ((_("something in your set does not belong"), given - truth),
+                                          (_("something is missing"), truth - given)) if found]
+        return _(hint) if hint else _(" and ").join(wrong) + "; " + _(ex.hint)
     if isinstance(truth, dict):
         bad, by_value = [k for k in truth if given[k] != truth[k]], ex.wrong_values(truth)
         hint = next(filter(None, (by_value.get((k, given[k])) or ex.wrong_parts.get(k) for k in bad)), None)
-        return hint or f"{len(bad)} of the {len(truth)} {'is' if len(bad) == 1 else 'are'} not right yet; {ex.hint}"
+        if hint:
+            return _(hint)
+        wrong = _("{bad} of the {all} is not right yet") if len(bad) == 1 else _("{bad} of the {all} are not right yet")
+        return wrong.format(bad=len(bad), all=len(truth)) + "; " + _(ex.hint)
     return False
 
 
@@ -267,13 +275,14 @@ def check(exercise_id: str, answer: Any) -> Verdict:
         raise ValueError(f"unknown exercise_id {exercise_id!r}; known ids: {', '.join(sorted(_REGISTRY))}")
     ex = _REGISTRY[exercise_id]
     if _unanswered(answer):
-        message = f"… {exercise_id}: no answer yet. Replace each ... with your answer."
+        message = "… " + _("{id}: no answer yet. Replace each ... with your answer.").format(id=exercise_id)
     elif (outcome := _outcome(ex, answer)) is True:
-        message = f"✓ {exercise_id}: correct."
+        message = "✓ " + _("{id}: correct.").format(id=exercise_id)
     else:
-        specific = outcome if isinstance(outcome, str) and outcome else ex.hint
+        # a hint made when the answer was judged is in the language already; a fixed one is translated here
+        specific = _(outcome if isinstance(outcome, str) and outcome else ex.hint)
         end = "" if specific.endswith((".", "?", "!")) else "."   # a hint that asks a question keeps its "?"
-        message = f"✗ {exercise_id}: not yet. Hint: {specific}{end}"
+        message = "✗ " + _("{id}: not yet. Hint: {hint}").format(id=exercise_id, hint=specific + end)
     print(message)
     return Verdict(exercise_id, message.startswith("✓"), message)
 
@@ -284,10 +293,12 @@ def _outcome(ex: Exercise, answer: Any) -> bool | str:
             given = ex.parse(answer)
             return ex.judge(given) if ex.judge else _compare(ex, given)
     except Unreadable as err:
-        return str(err) or f"answer with {ex.form}"
+        form = _(ex.form).format(name=ex.form_name) if ex.form_name else _(ex.form)
+        return str(err) or _("answer with {form}").format(form=form)
     except Exception as err:  # an answer of the wrong kind is wrong, not a crash
         first = str(err).split(". ")[0]   # the rest of an error message may suggest the fix: leave that out
-        return f"{ex.hint} (your answer raised {type(err).__name__}: {first})"
+        return _(ex.hint) + " " + _("(your answer raised {error}: {first})").format(error=type(err).__name__,
+                                                                                     first=first)
 
 
 register(Exercise("demo.1", hint="2 + 2", form="a whole number", parse=whole, truth=lambda: 2 + 2))

@@ -8,6 +8,7 @@ import torch
 
 from clonelab.exercises._core import (TOLERANCE, Exercise, call_answer, choices, function_exercise, inplace_error,
                                       numbers, register, snippet, tells_apart, whole)
+from clonelab.i18n import gettext as _
 from clonelab.inspection import shares_storage
 
 # The code the notebooks show in these exercises, which the truths run as it stands (a test compares them)
@@ -55,12 +56,13 @@ def _reads_only(answer, cases, what: str, expected, also=None, name: str = "x") 
         before, state = x.detach().clone(), (x._version, x.requires_grad)
         want, got = expected(before, *rest), call_answer(answer, x, *rest)
         if (x._version, x.requires_grad) != state or not torch.equal(x.detach(), before):
-            return (f"your function wrote into {name} (its values or its version counter changed): an alias such "
-                    f"as identity = {name} would see that; it should only read {name}")
+            return _("your function wrote into {name} (its values or its version counter changed): an alias such "
+                     "as identity = {name} would see that; it should only read {name}").format(name=name)
         if got.shape != want.shape:
-            return f"for {name} of shape {tuple(x.shape)} the result should have shape {tuple(want.shape)}"
+            return _("for {name} of shape {shape} the result should have shape {wanted}").format(
+                name=name, shape=tuple(x.shape), wanted=tuple(want.shape))
         if got.dtype != want.dtype or not torch.equal(got.detach(), want):
-            return f"the result is not {what}"
+            return _("the result is not {what}").format(what=_(what))
         if also and (problem := also(got, x)):
             return problem
     return True
@@ -99,7 +101,7 @@ def _same_storage(answer):
     own = "a clone, or a tensor made separately, has its own storage even when the values are equal"
     zero = ("right for ordinary tensors, but not for two separate {}: what is the data_ptr() of a tensor with no "
             "memory behind it, such as {}? Then ask what such a pointer can tell apart")
-    empty = zero.format("empty tensors", "torch.empty(0)")
+    empty = _(zero).format(_("empty tensors"), "torch.empty(0)")
     meta_slice = ("a slice of a meta tensor lives in its base's storage, though every data_ptr() on the meta device "
                   "is 0: compare the storage objects themselves")
     return tells_apart(answer, [
@@ -111,7 +113,7 @@ def _same_storage(answer):
         ((torch.empty(0), torch.empty(0)), False, empty),
         ((torch.zeros(2, 0), torch.empty(0)), False, empty),
         ((meta, meta[1:]), True, meta_slice), ((meta, torch.empty(3, device="meta")), False,
-         zero.format("meta tensors", 'torch.empty(3, device="meta")'))])
+         _(zero).format(_("meta tensors"), 'torch.empty(3, device="meta")'))])
 
 
 @function_exercise("02.2", "add_into",

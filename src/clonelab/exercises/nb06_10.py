@@ -15,6 +15,7 @@ from clonelab.exercises._core import (TOLERANCE, Exercise, Unreadable, call_answ
                                       tells_apart, whole)
 from clonelab.exercises.nb01_05 import error_of
 from clonelab.graphs import graph_nodes
+from clonelab.i18n import gettext as _
 from clonelab.memory import measure, saved_for_backward
 from clonelab.models import (BasicBlock, Bottleneck, PreActBlock, ReluFirstBlock, SecondCodeBlock, ToyResidual,
                              conv1x1, resnet, toy_residual)
@@ -23,6 +24,8 @@ TOY_FIELDS = [f.name for f in dataclasses.fields(ToyResidual)]
 SHAPE_09_3 = (8, 64, 32, 32)
 MADE_08_3 = {"add": "a + b", "exp": "torch.exp(a)", "bn": "bn(a)", "tanh": "torch.tanh(a)", "leaf": "a", "mul": "a * b"}
 SAID_08_3 = {None: "silent", "saved": "backward error", "leaf": "immediate error"}
+FORM_08_2 = "a dict with the keys add, exp, bn, tanh, leaf, mul"   # a constant, so that it has a translation
+assert FORM_08_2.endswith(", ".join(MADE_08_3))
 
 
 def _close(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
@@ -62,7 +65,7 @@ def _graph_from_counts(answer):
         got = graph_nodes(out)
         extra, missing = got - target, target - got
         if extra or missing:
-            return "; ".join(f"{what}: " + ", ".join(f"{n} x{k}" for n, k in nodes.items())
+            return "; ".join(_(what) + ": " + ", ".join(f"{n} x{k}" for n, k in nodes.items())
                              for what, nodes in (("your graph has extra nodes", extra), ("it lacks", missing)) if nodes)
     return True
 
@@ -87,8 +90,8 @@ def _clone_cost(answer):
         if got == t.numel():
             return "that counts elements; a clone allocates bytes"
         if got == t.numel() * 4:
-            return (f"4 bytes per element is right for float32 only; this tensor is {t.dtype}, whose elements take "
-                    "a different number of bytes")
+            return _("4 bytes per element is right for float32 only; this tensor is {dtype}, whose elements take "
+                     "a different number of bytes").format(dtype=t.dtype)
         if got == t.untyped_storage().nbytes():
             return ("for a view or an expanded tensor the storage is not what gets copied: try "
                     "torch.ones(100, 100)[:2] and torch.ones(1).expand(1000) under measure()")
@@ -100,7 +103,7 @@ def _clone_cost(answer):
 def _fixed_block(answer):
     # x made five ways, from seeded data; a sigmoid first, so a clone-based answer hears why clone does not help
     for made_by in ["torch.sigmoid(z)", "F.conv2d(z, k, padding=1)", "z * 2.0", "torch.relu(z)", "z"]:
-        name = "x a leaf that requires grad" if made_by == "z" else f"x = {made_by}"
+        name = _("x a leaf that requires grad") if made_by == "z" else f"x = {made_by}"
         runs = []
         for block in (lambda x, w: x + w * torch.relu(x), answer):   # what the block means, then the answer
             g = torch.Generator().manual_seed(8)
@@ -113,17 +116,18 @@ def _fixed_block(answer):
                 out = call_answer(block, x, leaves[2])
                 out.sum().backward()
             except RuntimeError as err:
-                return {"leaf": f"with {name}, your block raised at once: it writes into x in place",
-                        "saved": f"with {name}, backward raised: autograd saved x, and the block wrote into it (a "
-                                 "clone of x for the skip would not stop that write)"}[inplace_error(err)]
+                return _({"leaf": "with {name}, your block raised at once: it writes into x in place",
+                          "saved": "with {name}, backward raised: autograd saved x, and the block wrote into it (a "
+                                   "clone of x for the skip would not stop that write)"}[inplace_error(err)]
+                         ).format(name=name)
             if not torch.equal(x.detach(), before):
-                return f"with {name}, the caller's x was changed: the block must leave it alone"
+                return _("with {name}, the caller's x was changed: the block must leave it alone").format(name=name)
             runs.append((out, leaves))
         (expected, leaves_ref), (out, leaves) = runs
         if not _close(out, expected):
-            return f"with {name}, the output is not x + w * relu(x)"
+            return _("with {name}, the output is not x + w * relu(x)").format(name=name)
         if not all(_close(a.grad, b.grad) for a, b in zip(leaves, leaves_ref)):
-            return f"with {name}, the output is right but the gradients are not"
+            return _("with {name}, the output is right but the gradients are not").format(name=name)
     return True
 
 
@@ -155,16 +159,19 @@ def _blocks_09_2():
 @function_exercise("09.1", "writes_into_input", "an in-place op can leave the values as they were; look for something "
                                                 "that counts in-place ops on a tensor and its views, not at the values")
 def _writes_into_input(answer):
-    def hint(description: str, wrote: bool) -> str:
+    def hint(description: str, where: str, wrote: bool) -> str:
+        said = _(description) + (_(where) if where else "")
         if "keeps x's values" in description:
-            return f"wrong for {description}: its values do not change, but it does write into x"
+            return _("wrong for {description}: its values do not change, but it does write into x").format(
+                description=said)
         if "a view of x" in description:
-            return f"wrong for {description}: a write through a view is a write into x"
-        return f"wrong for {description}: your function says it {'only read x' if wrote else 'wrote into x'}"
+            return _("wrong for {description}: a write through a view is a write into x").format(description=said)
+        return (_("wrong for {description}: your function says it only read x") if wrote else
+                _("wrong for {description}: your function says it wrote into x")).format(description=said)
 
     x = torch.randn(2, 8, 6, 6, generator=torch.Generator().manual_seed(2))  # negative values: ReLU changes them
     # each block twice: on a fresh x, and on one whose counter is 1 already (a write before the call is not the block's)
-    return tells_apart(answer, [((block, make()), wrote, hint(description + where, wrote))
+    return tells_apart(answer, [((block, make()), wrote, hint(description, where, wrote))
                                 for make, where in ((x.clone, ""), (lambda: x.clone().mul_(1.0), ", given an x "
                                                                     "that was written into before the call"))
                                 for description, block, wrote in _blocks_09_2()])
@@ -206,8 +213,8 @@ def _fixed_model(answer):
     if not _close(out, expected):
         return "the outputs are not those of x + F(relu(x)) in every block: the skip still sees relu(x)"
     if overwritten:
-        return (f"the outputs are right, but {', '.join(overwritten)} still wrote into the block input in place; "
-                "a clone of x for the skip does not stop that write")
+        return _("the outputs are right, but {blocks} still wrote into the block input in place; "
+                 "a clone of x for the skip does not stop that write").format(blocks=", ".join(overwritten))
     return True
 
 
@@ -228,7 +235,7 @@ register(
                           "saved": "the allocation is right; now count what each variant keeps for backward"}),
     Exercise("08.2", hint='ask of each op: does its backward need its own output? Is x a leaf? Use "silent", '
                           '"backward error" or "immediate error"',
-             form=f"a dict with the keys {list(MADE_08_3)}", parse=outcomes(MADE_08_3, SAID_08_3.values()),
+             form=FORM_08_2, parse=outcomes(MADE_08_3, SAID_08_3.values()),
              truth=lambda: {key: SAID_08_3[error_of(f"x = {made}; identity = x; x.relu_(); "
                                                     "(identity + x).sum().backward()", bn=torch.nn.BatchNorm2d(3),
                                                     a=torch.randn(2, 3, 4, 4, requires_grad=True),
