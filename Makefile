@@ -83,6 +83,7 @@ notebooks: $(INSTALLED)
 # Badges, setup cells, navigation, time markers; then the workshop kit made from the notebooks.
 stamp: $(INSTALLED)
 	$(BIN)/python tools/stamp.py
+	$(BIN)/python tools/translate.py build
 	$(BIN)/python tools/workshop.py
 
 # The student copies in workshop/student/ (tools/student.py); the link check (tools/links.py).
@@ -112,7 +113,7 @@ wheelhouse: $(INSTALLED)
 		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__.split("+")[0])')" ".[lab]"
 	du -sh $(WHEELHOUSE)
 
-# A markdown table of measured run times and suggested workshop minutes (for workshop/README.md).
+# A markdown table of measured run times and suggested workshop minutes (for workshop/TIMINGS.md).
 timings: $(INSTALLED)
 	$(BIN)/python tools/run_notebooks.py timings --write
 

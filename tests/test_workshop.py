@@ -20,6 +20,7 @@ from clonelab.exercises import exercise_ids
 from conftest import ROOT, notebook_paths
 
 GUIDE = ROOT / "workshop" / "README.md"
+TIMINGS = ROOT / "workshop" / "TIMINGS.md"   # how the run sheets are timed
 SECTIONS = ["## Talking points", "## Where students get stuck", "## When the room is behind",
             "## Pair-programming prompt", "## Check your understanding"]
 FEEDBACK = ["Pace", "The least clear point"]
@@ -365,15 +366,15 @@ def test_each_run_sheet_names_only_exercises_and_sections_that_exist(ticket):
 
 
 def test_the_core_path_minutes_quoted_in_the_guide_are_the_notes_own():
-    """Each run sheet quotes the core paths it is built from ("... in notes/ (01: 31 min, 04: 31, ...) by the
-    formula"): each is the notebook's, as its page in notes/ gives it."""
-    quoted = re.findall(r"core path in \[`notes/`\]\(notes/\) \(([^)]*) by the formula", GUIDE.read_text())
+    """TIMINGS.md quotes the core paths each run sheet is built from ("... in notes/ (01: 31 min, 04: 31, ...) by
+    the formula"): each is the notebook's, as its page in notes/ gives it."""
+    quoted = re.findall(r"core path in \[`notes/`\]\(notes/\) \(([^)]*) by the formula", TIMINGS.read_text())
     assert len(quoted) == 2, "each run sheet quotes the core paths it is built from"
     totals = {p.name[:2]: reading_time.core_timeline(nbformat.read(p, as_version=4))[1] for p in notebook_paths()}
     for text in quoted:
         pairs = {n: int(m) for n, m in re.findall(r"(\d\d): (\d+)", text)}
-        assert pairs == {n: totals[n] for n in pairs}, "the formula's minutes changed: update the minutes quoted in workshop/README.md's run sheets"
-    assert "words / {}".format(reading_time.READ_WPM) in GUIDE.read_text(), "the guide states the formula"
+        assert pairs == {n: totals[n] for n in pairs}, "the formula's minutes changed: update the minutes quoted in workshop/TIMINGS.md and the run sheets"
+    assert "words / {}".format(reading_time.READ_WPM) in TIMINGS.read_text(), "TIMINGS.md states the formula"
 
 
 def _slug(heading: str) -> str:
@@ -382,7 +383,7 @@ def _slug(heading: str) -> str:
 
 
 def test_every_anchor_into_the_kit_names_a_heading():
-    pages = [GUIDE, ROOT / "workshop" / "SETUP.md", workshop.ANSWERS, *sorted(workshop.NOTES.glob("*.md"))]
+    pages = [GUIDE, TIMINGS, ROOT / "workshop" / "SETUP.md", workshop.ANSWERS, *sorted(workshop.NOTES.glob("*.md"))]
     anchors = {page: {_slug(line.lstrip("#")) for line in page.read_text().splitlines() if line.startswith("#")}
                for page in pages}
     broken = []
@@ -426,3 +427,15 @@ def test_the_reading_time_constants_are_a_fit_to_their_readers():
         return float(np.sqrt(np.mean((x @ theta - y) ** 2)))
 
     assert rms(ours) <= 1.05 * rms(best), f"refit: least squares gives {best} (1/READ_WPM first)"
+
+
+def test_the_timings_table_counts_what_the_notebooks_hold():
+    """TIMINGS.md's table (`make timings`) is refreshed after a notebook changes: its counts are the notebooks'
+    (run times vary by machine, so they are not compared)."""
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.strip().strip("|").split("|")]
+            for line in TIMINGS.read_text().splitlines() if re.match(r"\| \d\d_", line)}
+    for path in notebook_paths():
+        counts = reading_time.workshop_counts(nbformat.read(path, as_version=4))
+        row = rows[path.stem]
+        got = dict(zip(["words", "code_cells", "predictions", "exercises", "quiz"], map(int, row[2:7])))
+        assert got == {k: counts[k] for k in got}, f"{path.stem}: run `make timings` (TIMINGS.md is stale)"

@@ -1,5 +1,5 @@
 """How long a notebook takes: the formula behind the time markers, the notes' core-path minutes and the
-workshop's timings table. workshop/README.md states this formula and pastes the table."""
+workshop's timings table. workshop/TIMINGS.md states this formula and pastes the table."""
 
 from __future__ import annotations
 

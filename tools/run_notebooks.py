@@ -21,7 +21,7 @@ from reading_time import TIMINGS_FORMULA, suggested_minutes, workshop_counts
 # The facilitator guide's markers around the table; the start marker's words may name an older command.
 TIMINGS_START = re.compile(r"<!-- timings: .*? -->")
 TIMINGS_END = "<!-- /timings -->"
-GUIDE = ROOT / "workshop" / "README.md"
+GUIDE = ROOT / "workshop" / "TIMINGS.md"   # the timings table lives there, between its markers
 
 
 def run_in_fresh_kernel(nb, timeout: int = 300, *, kernel_name: str = "python3", cwd: Path = NOTEBOOKS,
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         one.add_argument("--timeout", type=int, default=300, help="seconds per cell")
     sub.choices["execute"].add_argument("--korean", action="store_true", help="the Korean edition, in notebooks-ko/")
     sub.choices["timings"].add_argument("--write", action="store_true", help="also put the table into "
-                                                                             "workshop/README.md")
+                                                                             "workshop/TIMINGS.md")
     args = parser.parse_args(argv)
     if args.command == "execute":
         return execute(args.notebooks, args.timeout, KO_NOTEBOOKS if args.korean else NOTEBOOKS)

@@ -179,7 +179,6 @@ def answer_key_markdown(found: list[Solution] | None = None) -> str:
 def notes_summary(path: Path, nb, found: list[Solution]) -> str:
     marks, total = reading_time.core_timeline(nb)
     before, practice, after = reading_time.core_split(nb)
-    reading = before + after
     ids = [s for s in found if s.notebook == path.name]
     predictions = sum(len(reading_time.PREDICTION.findall(c.source)) for c in nb.cells
                       if c.cell_type == "markdown" and not nbcommon.is_deeper(c))
@@ -187,8 +186,9 @@ def notes_summary(path: Path, nb, found: list[Solution]) -> str:
     lines = [SUMMARY_START, "",
              f"**Notebook:** [{nbcommon.title_of(nb)}](../../notebooks/{path.name}) (instructor copy, with the "
              f"solutions) · [student copy](../student/{path.name})", "",
-             f"**Core path:** about {reading} min of reading and running"
+             f"**Core path:** about {before if practice else before + after} min of reading and running"
              + (f", then about {practice} min for the {'quiz' if quiz else 'exercises'}" if practice else "")
+             + (f", and {after} min after {'it' if quiz else 'them'}" if practice and after else "")
              + f": {total} min by the guide's formula, with {predictions} prediction "
              f"prompt{'s' if predictions != 1 else ''}. The *Deeper* notes are not counted.", ""]
     if objectives := nbcommon.objectives_of(nb):
