@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from nbcommon import KO_NOTEBOOKS, KO_STUDENT, ROOT, STUDENT, notebook_paths, read
+from nbcommon import KO_NOTEBOOKS, KO_STUDENT, ROOT, STUDENT, heading_slug, notebook_paths, read
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|<img[^>]*\bsrc=\"([^\"]+)\"")
 
@@ -30,11 +30,9 @@ def relative_targets(text: str, anchors: bool = False) -> list[str]:
 
 
 def heading_anchors(path: Path) -> set[str]:
-    """The anchors of a notebook's headings, as the reading edition makes them (MyST's slugs: lower case,
-    spaces as dashes, other punctuation dropped)."""
-    headings = [line.lstrip("#").strip() for cell in read(path).cells if cell.cell_type == "markdown"
-                for line in cell.source.splitlines() if re.match(r"#{1,3} ", line)]
-    return {re.sub(r"[^\w\- ]", "", h.lower().replace(" ", "-")) for h in headings}
+    """The anchors of a notebook's headings, as the reading edition makes them."""
+    return {heading_slug(line) for cell in read(path).cells if cell.cell_type == "markdown"
+            for line in cell.source.splitlines() if re.match(r"#{1,3} ", line)}
 
 
 def documents() -> list[tuple[Path, str]]:

@@ -69,6 +69,12 @@ def to_student_copies(markdown: str, korean: bool = False) -> str:
     return markdown.replace(colab_url(""), colab_url("", "workshop/student"))
 
 
+def heading_slug(heading: str) -> str:
+    """The anchor of a Markdown heading line ("## A heading" or "A heading"), as the reading edition makes it
+    (MyST's slugs: lower case, spaces as dashes, other punctuation dropped; Hangul kept)."""
+    return re.sub(r"[^\w\- ]", "", heading.lstrip("#").strip().lower().replace(" ", "-"))
+
+
 def notebook_paths(folder: Path = NOTEBOOKS) -> list[Path]:
     return sorted(p for p in folder.glob("*.ipynb") if NB_NAME.match(p.name))
 

@@ -55,27 +55,56 @@ except ModuleNotFoundError:
 clonelab.show_versions(written_for="{package_version()}")'''
 
 
-def header_source(index: int, total: int, name: str, folder: str = "notebooks") -> str:
+# The words of the stamped lines, as str.format templates: the Korean edition translates these very strings
+# (tools/translate.py, translations/ko/series.po), so a change of wording here shows there as an untranslated entry.
+HEADER_LINE = "Notebook {index} of the series 00–{last} · [Contents](00_start_here.ipynb)"
+NAV_PREVIOUS = "← Previous: [{title}]({name})"
+NAV_CONTENTS = "[Contents](00_start_here.ipynb)"
+NAV_NEXT = "Next: [{title}]({name}) →"
+CONTENTS_HEADER = "| Notebook | Open in Colab |"
+EXERCISES, QUIZ = "the exercises", "the quiz"
+TIME_TO_HERE = "About {minutes} min to here on the core path (an estimate)."
+TIME_TO_HERE_WITH = "About {minutes} min to here on the core path, {practice} included (an estimate)."
+CORE_ONLY = "Estimated: about {minutes} min of reading and running."
+CORE_THEN = "Estimated: about {minutes} min of reading and running, then about {practice} min for {what}."
+CORE_THEN_AFTER_THEM = ("Estimated: about {minutes} min of reading and running, then about {practice} min for {what}, "
+                        "and {after} min after them.")
+CORE_THEN_AFTER_IT = ("Estimated: about {minutes} min of reading and running, then about {practice} min for {what}, "
+                      "and {after} min after it.")
+TEMPLATES = {   # each template, and the context its translation has in series.po
+    HEADER_LINE: "header", NAV_PREVIOUS: "nav", NAV_CONTENTS: "nav", NAV_NEXT: "nav",
+    TIME_TO_HERE: "time marker", TIME_TO_HERE_WITH: "time marker", EXERCISES: "time marker", QUIZ: "time marker",
+    CORE_ONLY: "core marker", CORE_THEN: "core marker", CORE_THEN_AFTER_THEM: "core marker",
+    CORE_THEN_AFTER_IT: "core marker", CONTENTS_HEADER: "contents table",
+}
+
+
+def english(template: str) -> str:
+    """The ``words`` of the English edition: each template as it is."""
+    return template
+
+
+def header_source(index: int, total: int, name: str, folder: str = "notebooks", words=english) -> str:
     badge = f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(name, folder)})"
-    return (f"{HEADER_MARK}\n{badge}\n\nNotebook {index:02d} of the series 00–{total - 1:02d} · "
-            f"[Contents](00_start_here.ipynb)")
+    return f"{HEADER_MARK}\n{badge}\n\n" + words(HEADER_LINE).format(index=f"{index:02d}", last=f"{total - 1:02d}")
 
 
-def nav_source(paths: list[Path], titles: list[str], i: int) -> str:
+def nav_source(paths: list[Path], titles: list[str], i: int, words=english) -> str:
     parts = []
     if i > 0:
-        parts.append(f"← Previous: [{titles[i - 1]}]({paths[i - 1].name})")
-    parts.append("[Contents](00_start_here.ipynb)")
+        parts.append(words(NAV_PREVIOUS).format(title=titles[i - 1], name=paths[i - 1].name))
+    parts.append(words(NAV_CONTENTS))
     if i < len(paths) - 1:
-        parts.append(f"Next: [{titles[i + 1]}]({paths[i + 1].name}) →")
+        parts.append(words(NAV_NEXT).format(title=titles[i + 1], name=paths[i + 1].name))
     return f"{NAV_MARK}\n---\n" + " · ".join(parts)
 
 
-def contents_table(paths: list[Path], titles: list[str], link_prefix: str = "") -> str:
-    rows = [CONTENTS_START, "", "| Notebook | Open in Colab |", "|---|---|"]
+def contents_table(paths: list[Path], titles: list[str], link_prefix: str = "", folder: str = "notebooks",
+                   words=english) -> str:
+    rows = [CONTENTS_START, "", words(CONTENTS_HEADER), "|---|---|"]
     for p, t in zip(paths, titles):
         rows.append(f"| [{t}]({link_prefix}{p.name}) | "
-                    f"[![Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(p.name)}) |")
+                    f"[![Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(p.name, folder)}) |")
     rows += ["", CONTENTS_END]
     return "\n".join(rows)
 
@@ -88,39 +117,61 @@ def objectives_block(paths: list[Path], nbs: list, titles: list[str]) -> str:
     return "\n".join(parts + [OBJECTIVES_END])
 
 
-def time_marker(minutes: int, practice: str = "") -> str:
+def time_marker(minutes: int, practice: str = "", words=english) -> str:
     """The "time to here" line; ``practice`` names the exercises or quiz when they lie before the heading."""
-    included = f", {practice} included" if practice else ""
-    return f"<small>⏱ About {minutes} min to here on the core path{included} (an estimate).</small>"
+    text = (words(TIME_TO_HERE_WITH).format(minutes=minutes, practice=words(practice)) if practice else
+            words(TIME_TO_HERE).format(minutes=minutes))
+    return f"<small>⏱ {text}</small>"
 
 
-def core_marker(nb) -> str:
+def core_marker(nb, words=english) -> str:
     before, practice, after = core_split(nb)
-    what = "the quiz" if any(c.cell_type == "markdown" and c.source.startswith("## Quiz") for c in nb.cells) \
-        else "the exercises"
-    rest = f", then about {practice} min for {what}" + (f", and {after} min after {'it' if what == 'the quiz' else 'them'}"
-                                                        if after else "") if practice else ""
-    return f"<small>⏱ Estimated: about {before + (0 if practice else after)} min of reading and running{rest}.</small>"
+    quiz = any(c.cell_type == "markdown" and c.source.startswith("## Quiz") for c in nb.cells)
+    if not practice:
+        text = words(CORE_ONLY).format(minutes=before + after)
+    else:
+        template = CORE_THEN if not after else CORE_THEN_AFTER_IT if quiz else CORE_THEN_AFTER_THEM
+        text = words(template).format(minutes=before, practice=practice, after=after,
+                                      what=words(QUIZ if quiz else EXERCISES))
+    return f"<small>⏱ {text}</small>"
 
 
-def stamp_time_markers(nb) -> None:
-    """Put a "time to here" line under each core-path heading from the third minute on."""
-    for cell in nb.cells:
-        if cell.cell_type == "markdown" and TIME_MARK.search(cell.source):
-            cell.source = TIME_MARK.sub("", cell.source)
-    core = next((c for c in nb.cells if c.cell_type == "markdown" and "Core path" in c.source), None)
-    if core is not None:  # the estimate, at the end of the cell that states the core path
-        core.source = core.source.rstrip("\n") + "\n\n" + core_marker(nb)
+def time_markers(nb, words=english) -> list[tuple[int, bool, str]]:
+    """(cell index, under its heading? (else: at the end of the cell), marker) of each marker ``nb`` gets: the
+    estimate at the end of the cell that states the core path, and a "time to here" line under each core-path
+    heading from the third minute on. Computed from the English notebook; ``words`` translates the lines."""
+    found = []
+    core = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "Core path" in c.source), None)
+    if core is not None:
+        found.append((core, False, core_marker(nb, words)))
     marks, _ = core_timeline(nb)
     practice = ""   # after the Exercises (or Quiz) section, the minutes include them: the marker says so
     for index, heading, minutes in marks:
         if minutes >= 3:  # not under Learning objectives, or the first section: nothing to say yet
-            cell = nb.cells[index]
-            first, _, rest = cell.source.partition("\n")
-            marker = time_marker(minutes, practice)
-            cell.source = f"{first}\n{marker}\n{rest}" if rest else f"{first}\n{marker}"
+            found.append((index, True, time_marker(minutes, practice, words)))
         if heading in PRACTICE_HEADINGS:
-            practice = f"the {heading.lower()}"
+            practice = EXERCISES if heading == "Exercises" else QUIZ
+    return found
+
+
+def put_time_markers(cells, markers: list[tuple[int, bool, str]]) -> None:
+    """Remove every marker line from ``cells``, then put ``markers`` (from :func:`time_markers`) in."""
+    for cell in cells:
+        if cell.cell_type == "markdown" and TIME_MARK.search(cell.source):
+            cell.source = TIME_MARK.sub("", cell.source)
+    for index, under_heading, marker in markers:
+        cell = cells[index]
+        if under_heading:
+            first, _, rest = cell.source.partition("\n")
+            cell.source = f"{first}\n{marker}\n{rest}" if rest else f"{first}\n{marker}"
+        else:
+            cell.source = cell.source.rstrip("\n") + "\n\n" + marker
+
+
+def stamp_time_markers(nb) -> None:
+    """Put a "time to here" line under each core-path heading from the third minute on, and the estimate (the
+    formula counts no marker, so the old ones do not change the new)."""
+    put_time_markers(nb.cells, time_markers(nb))
 
 
 def _put(nb, index: int, cell_id: str, kind: str, source: str) -> None:

@@ -2,14 +2,14 @@
 """The Korean edition, generated from the English notebooks and gettext PO files, so that the two cannot drift.
 
     python tools/translate.py update   # refresh translations/ko/*.po from the English notebooks
-    python tools/translate.py build    # write notebooks-ko/ (then `run_notebooks.py execute --lang ko` runs them)
+    python tools/translate.py build    # write notebooks-ko/ (then `run_notebooks.py execute --korean` runs them)
     python tools/translate.py check    # exit 1 if a block has no current translation, or notebooks-ko/ is stale
     python tools/translate.py status [05 series]   # read-only: what is left to translate
     python tools/translate.py preview [05]         # read-only: the Korean notebook as text, as build makes it
 
 One PO file per notebook (translations/ko/NN_name.po): one entry per Markdown block (text between blank lines)
-and per code comment, its context the cell's id. translations/ko/series.po holds the lines that tools/stamp.py
-writes (badge line, navigation, time markers, the setup cell's messages). `update` works as gettext's msgmerge:
+and per code comment, its context the cell's id. translations/ko/series.po holds the templates of the lines that
+tools/stamp.py writes (stamp.TEMPLATES: badge line, navigation, time markers; the setup cell's messages). `update` works as gettext's msgmerge:
 a new block gets an empty entry; an edited block gets its old translation marked fuzzy, with the old English
 kept as ``#| msgid``; a block that is gone becomes obsolete. A fuzzy or empty entry counts as untranslated, and
 `check` (and the test suite) fails until a translator updates it and removes the fuzzy flag. The code itself is
@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 
 import nbcommon
-from nbcommon import CONTENTS_END, CONTENTS_START, HEADER_MARK, NAV_MARK, SETUP_MARK, TIME_MARK, read, write
+from nbcommon import CONTENTS_END, CONTENTS_START, SETUP_MARK, TIME_MARK, heading_slug, read, write
 
 LANG = "ko"
 PO_DIR = nbcommon.ROOT / "translations" / LANG
@@ -263,25 +263,6 @@ def catalog(po) -> dict[tuple[str, str], str]:
 
 # --- the stamped lines: series.po ----------------------------------------------------------------------------
 
-SERIES = {   # msgid -> what it is; the msgids use str.format fields
-    "Notebook {index} of the series 00–{last} · [Contents](00_start_here.ipynb)": "header",
-    "← Previous: [{title}]({name})": "nav",
-    "[Contents](00_start_here.ipynb)": "nav",
-    "Next: [{title}]({name}) →": "nav",
-    "About {minutes} min to here on the core path (an estimate).": "time marker",
-    "About {minutes} min to here on the core path, {practice} included (an estimate).": "time marker",
-    "the exercises": "time marker",
-    "the quiz": "time marker",
-    "Estimated: about {minutes} min of reading and running.": "core marker",
-    "Estimated: about {minutes} min of reading and running, then about {practice} min for {what}.": "core marker",
-    "Estimated: about {minutes} min of reading and running, then about {practice} min for {what}, "
-    "and {after} min after them.": "core marker",
-    "Estimated: about {minutes} min of reading and running, then about {practice} min for {what}, "
-    "and {after} min after it.": "core marker",
-    "| Notebook | Open in Colab |": "contents table",
-}
-
-
 # The setup cell's messages, as stamp.py writes them (the literal text in its source, and what a translation of
 # it replaces): a stamp.py that words them otherwise fails `build` loudly instead of leaving them English.
 SETUP_MESSAGES = {
@@ -307,24 +288,14 @@ def _stamp():
 def series_units() -> list[tuple[str, str]]:
     import book   # the reading edition's index page
     site = [("site", text) for text in (book.TITLE, book.INDEX_TEXT, book.TOC_CAPTION)]
-    return [(what, msgid) for msgid, what in SERIES.items()] + setup_units() + site
+    return [(what, msgid) for msgid, what in _stamp().TEMPLATES.items()] + setup_units() + site
 
 
 # --- building a Korean notebook -------------------------------------------------------------------------------
 
-def slug(heading: str) -> str:
-    """The anchor of a heading, as tools/links.py and the reading edition make it."""
-    return re.sub(r"[^\w\- ]", "", heading.lower().replace(" ", "-"))
-
-
-class Missing(Exception):
-    pass
-
-
 class Translator:
     def __init__(self):
         self.series = catalog(load(SERIES_PO))
-        self.books: dict[str, dict] = {}
         self.missing: list[str] = []
 
     def s(self, context: str, msgid: str, /, **fields) -> str:
@@ -334,6 +305,10 @@ class Translator:
             text = msgid
         return text.format(**fields) if fields else text
 
+    def words(self, template: str) -> str:
+        """A template of stamp.py's, translated: the ``words`` that stamp's line makers take."""
+        return self.s(_stamp().TEMPLATES[template], template)
+
     def t(self, book: dict, where: str, ctx: str, msgid: str) -> str:
         text = book.get((ctx, msgid))
         if text is None:
@@ -341,57 +316,17 @@ class Translator:
             return msgid
         return text
 
-    # the stamped lines
-    def marker(self, line: str) -> str:
-        inner = re.match(r"<small>⏱ (.*)</small>$", line).group(1)
-        m = re.fullmatch(r"About (\d+) min to here on the core path(?:, (the \w+) included)? \(an estimate\)\.", inner)
-        if m:
-            if m.group(2):
-                practice = self.s("time marker", m.group(2))
-                text = self.s("time marker", "About {minutes} min to here on the core path, {practice} included "
-                              "(an estimate).", minutes=m.group(1), practice=practice)
-            else:
-                text = self.s("time marker", "About {minutes} min to here on the core path (an estimate).",
-                              minutes=m.group(1))
-            return f"<small>⏱ {text}</small>"
-        m = re.fullmatch(r"Estimated: about (\d+) min of reading and running(?:, then about (\d+) min for "
-                         r"(the \w+)(?:, and (\d+) min after (them|it))?)?\.", inner)
-        if not m:
-            raise SystemExit(f"translate.py does not know this marker: {line}")
-        minutes, practice, what, after, pronoun = m.groups()
-        if practice is None:
-            msgid, fields = "Estimated: about {minutes} min of reading and running.", {}
-        elif after is None:
-            msgid = "Estimated: about {minutes} min of reading and running, then about {practice} min for {what}."
-            fields = {"practice": practice, "what": self.s("time marker", what)}
-        else:
-            msgid = ("Estimated: about {minutes} min of reading and running, then about {practice} min for {what}, "
-                     f"and {{after}} min after {pronoun}.")
-            fields = {"practice": practice, "what": self.s("time marker", what), "after": after}
-        return f"<small>⏱ {self.s('core marker', msgid, minutes=minutes, **fields)}</small>"
-
     def markdown(self, book: dict, where: str, cell) -> str:
-        source = cell.source
-        lines = source.split("\n")
-        markers = [(i, line) for i, line in enumerate(lines) if TIME_MARK.match(line + "\n")]
-        body = _strip_stamped(source)
+        """The cell's Markdown, block by block, without its time markers (build_one puts Korean ones back)."""
         out = []
-        for block in blocks(body):
+        for block in blocks(_strip_stamped(cell.source)):
             if CONTENTS_START in block:
                 out.append(CONTENTS_START + "\n\n" + CONTENTS_END)
             elif translatable(block):
                 out.append(self.t(book, where, cell.get("id"), block))
             else:
                 out.append(block)
-        text = "\n\n".join(out)
-        for i, line in markers:
-            korean = self.marker(line)
-            if i == 1:   # under the heading
-                first, _, rest = text.partition("\n")
-                text = f"{first}\n{korean}" + (f"\n{rest}" if rest else "")
-            else:        # at the end of the core-path cell
-                text = f"{text}\n\n{korean}"
-        return text
+        return "\n\n".join(out)
 
     def code(self, book: dict, where: str, cell) -> str:
         lines = cell.source.split("\n")
@@ -419,41 +354,30 @@ class Translator:
         return source.replace("\nclonelab.show_versions(", f'\nclonelab.set_language("{LANG}")\nclonelab.show_versions(')
 
 
-def colab_url(name: str, folder: str) -> str:
-    return nbcommon.colab_url(name, folder)
-
-
-def build_one(tr: Translator, path: Path, index: int, paths: list[Path], titles_ko: list[str], anchors: dict) -> tuple:
+def build_one(tr: Translator, path: Path, index: int, paths: list[Path], titles_ko: list[str], anchors: dict):
+    """The Korean notebook of ``path``: stamp.py's lines made with translated templates, the rest translated."""
+    stamp = _stamp()
     nb = read(path)
     book = catalog(load(po_path(path)))
     where = po_path(path).relative_to(nbcommon.ROOT).as_posix()
     ko = copy.deepcopy(nb)
     for cell in ko.cells:
         if cell.get("id") == "clonelab-header":
-            badge = f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]" \
-                    f"({colab_url(path.name, KO_NOTEBOOKS.name)})"
-            line = tr.s("header", "Notebook {index} of the series 00–{last} · [Contents](00_start_here.ipynb)",
-                        index=f"{index:02d}", last=f"{len(paths) - 1:02d}")
-            cell.source = f"{HEADER_MARK}\n{badge}\n\n{line}"
+            cell.source = stamp.header_source(index, len(paths), path.name, KO_NOTEBOOKS.name, tr.words)
         elif cell.get("id") == "clonelab-setup":
             cell.source = tr.setup()
         elif cell.get("id") == "clonelab-nav":
-            parts = []
-            if index > 0:
-                parts.append(tr.s("nav", "← Previous: [{title}]({name})", title=titles_ko[index - 1],
-                                  name=paths[index - 1].name))
-            parts.append(tr.s("nav", "[Contents](00_start_here.ipynb)"))
-            if index < len(paths) - 1:
-                parts.append(tr.s("nav", "Next: [{title}]({name}) →", title=titles_ko[index + 1],
-                                  name=paths[index + 1].name))
-            cell.source = f"{NAV_MARK}\n---\n" + " · ".join(parts)
+            cell.source = stamp.nav_source(paths, titles_ko, index, tr.words)
         elif cell.cell_type == "markdown":
             cell.source = tr.markdown(book, where, cell)
             if CONTENTS_START in cell.source:
-                cell.source = nbcommon.replace_between_markers(cell.source, contents_table(tr, paths, titles_ko))
+                table = stamp.contents_table(paths, titles_ko, folder=KO_NOTEBOOKS.name, words=tr.words)
+                cell.source = nbcommon.replace_between_markers(cell.source, table)
             cell.source = relink(cell.source, anchors)
         elif cell.cell_type == "code":
             cell.source = tr.code(book, where, cell)
+    # the time markers: their minutes are the English notebook's, their words Korean
+    stamp.put_time_markers(ko.cells, stamp.time_markers(nb, tr.words))
     if index == 0 and GLOSSARY.exists():   # the Korean edition's own cell: English <-> Korean terms, before the nav
         glossary = nbformat.v4.new_markdown_cell(GLOSSARY.read_text().strip())
         glossary["id"] = f"clonelab-{LANG}-glossary"
@@ -464,21 +388,12 @@ def build_one(tr: Translator, path: Path, index: int, paths: list[Path], titles_
     return ko
 
 
-def contents_table(tr: Translator, paths: list[Path], titles: list[str]) -> str:
-    rows = [CONTENTS_START, "", tr.s("contents table", "| Notebook | Open in Colab |"), "|---|---|"]
-    for p, t in zip(paths, titles):
-        rows.append(f"| [{t}]({p.name}) | "
-                    f"[![Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-                    f"({colab_url(p.name, KO_NOTEBOOKS.name)}) |")
-    return "\n".join(rows + ["", CONTENTS_END])
-
-
 LINK = re.compile(r"(\]\()([^)\s]+)(\))")
 
 
 def relink(markdown: str, anchors: dict[str, dict[str, str]]) -> str:
     """Colab links to the Korean copies; #anchors to the Korean headings of the same sections."""
-    markdown = markdown.replace(nbcommon.colab_url(""), colab_url("", KO_NOTEBOOKS.name))
+    markdown = markdown.replace(nbcommon.colab_url(""), nbcommon.colab_url("", KO_NOTEBOOKS.name))
 
     def one(m):
         target = m.group(2)
@@ -501,11 +416,11 @@ def heading_map(nb, book: dict) -> dict[str, str]:
             korean = book.get((cell.get("id"), block))
             english_lines, korean_lines = block.split("\n"), (korean or "").split("\n")
             if korean and re.match(r"#{1,3} ", english_lines[0]) and re.match(r"#{1,3} ", korean_lines[0]):
-                mapping[slug(english_lines[0].lstrip("#").strip())] = slug(korean_lines[0].lstrip("#").strip())
+                mapping[heading_slug(english_lines[0])] = heading_slug(korean_lines[0])
     return mapping
 
 
-def build(strict: bool = False) -> tuple[dict[Path, object], list[str]]:
+def build() -> tuple[dict[Path, object], list[str]]:
     """The Korean notebooks, by path (not written), and what had no translation."""
     tr = Translator()
     paths = nbcommon.notebook_paths()
