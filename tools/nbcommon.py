@@ -32,7 +32,7 @@ DEEPER_TAG = "deeper"   # the tag stamp.py gives every Deeper code cell
 # A code cell of asserts only, which pin the claims of the cells above it: run like any other, folded for the reader
 # (its title shows, its code does not), since the outputs and the prose carry the point.
 CHECKS_TAG = "checks"
-CHECKS_MARK = "#@title Checks: the claims above, asserted"
+CHECKS_MARK = "#@title Checks: this section's claims, asserted"
 # A long listing the prose already describes (the post's own code): run like any other cell, its code folded under
 # its own "#@title ..." first line. Unlike a checks cell, the cells after it may use what it defines.
 FOLDED_TAG = "folded"
