@@ -98,19 +98,27 @@ html: $(VENV)/.clonelab-site
 	$(BIN)/python tools/book.py --korean site/ko
 	$(BIN)/python tools/book.py --student site-student
 
-# For a room without network: every wheel the series needs, for this platform and Python, in $(WHEELHOUSE)/.
+# For a room without network: every wheel the series needs, for this platform and Python, in $(WHEELHOUSE)/,
+# then an offline install from it alone into a scratch venv, to show that it is complete.
 # Copy the folder to the students' machines (same OS and Python), then:
-#   python -m venv .venv && .venv/bin/pip install --no-index --find-links wheelhouse "clonelab[lab]"
-#   (Windows: .venv\Scripts\pip install --no-index --find-links wheelhouse "clonelab[lab]")
-# It works from the .venv that `make lab` makes, whatever torch build is in it: torch is pinned to the release of
-# .venv's torch without its local part ("2.14.1", not "2.14.1+cu130"), and TORCH_INDEX, PyTorch's CPU index by
-# default, offers the CPU build of that release (about 190 MB), which pip prefers. With TORCH_INDEX= (no network
-# to that index), pip takes PyPI's build: on Linux the CUDA build (torch 2.14.1: 136 wheels, 3.0 GB in all).
+#   python -m venv .venv && .venv/bin/pip install --no-index --find-links wheelhouse "clonelab[lab]" torchvision
+#   (Windows: .venv\Scripts\pip install --no-index --find-links wheelhouse "clonelab[lab]" torchvision)
+# It works from the .venv that `make lab` makes, whatever torch build is in it: torch and torchvision are pinned to
+# the releases in .venv without their local part ("2.14.1", not "2.14.1+cu130"), and TORCH_INDEX, PyTorch's CPU
+# index by default, offers the CPU builds of those releases (about 190 MB for torch), which pip prefers. With
+# TORCH_INDEX= (no network to that index), pip takes PyPI's builds: on Linux the CUDA build (about 3 GB in all).
 WHEELHOUSE ?= wheelhouse
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+WHEELHOUSE_CHECK := build/wheelhouse-check
 wheelhouse: $(INSTALLED)
 	$(BIN)/python -m pip wheel -q --wheel-dir $(WHEELHOUSE) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) \
-		"torch==$$($(BIN)/python -c 'import torch; print(torch.__version__.split("+")[0])')" ".[lab]"
+		$$($(BIN)/python -c 'import importlib.metadata as m; print(*(f"{p}=={m.version(p).split(chr(43))[0]}" for p in ("torch", "torchvision")))') ".[lab]"
+	rm -rf $(WHEELHOUSE_CHECK) && $(BIN)/python -m venv $(WHEELHOUSE_CHECK)
+	PIP_CONFIG_FILE=/dev/null $(WHEELHOUSE_CHECK)/bin/python -m pip install -q --no-index --find-links $(WHEELHOUSE) \
+		"clonelab[lab]" torchvision
+	$(WHEELHOUSE_CHECK)/bin/python -c "import clonelab, torch, torchvision, jupyterlab; \
+		print('wheelhouse: an offline install from it works: clonelab', clonelab.__version__, 'torch', torch.__version__)"
+	rm -rf $(WHEELHOUSE_CHECK)
 	du -sh $(WHEELHOUSE)
 
 # A markdown table of measured run times and suggested workshop minutes (for workshop/TIMINGS.md).

@@ -114,6 +114,42 @@ def test_the_qr_code_and_the_first_slide_name_the_release_tag():
     assert f"--branch {workshop.nbcommon.release_ref()}" in (ROOT / "workshop" / "SETUP.md").read_text()
 
 
+def test_the_slide_the_shared_document_and_the_printouts_are_what_the_tool_makes():
+    assert workshop.SHARED.read_text() == workshop.shared_document(), "run `python tools/workshop.py`"
+    for what, url in workshop.student_links():
+        assert url in workshop.SHARED.read_text()
+    pytest.importorskip("segno")
+    assert workshop.SLIDE.read_text() == workshop.first_slide(workshop.qr_svg(scalable=True))
+    pytest.importorskip("markdown_it")
+    pages = workshop.printouts()
+    assert sorted(p.name for p in pages) == ["exit_ticket.html", "exit_ticket_half_day.html", "facilitator.html"]
+    for path, html in pages.items():
+        assert path.read_text() == html, f"{path.name}: run `python tools/workshop.py`"
+    assert html.count("<table>") == 2 and "Minute card" in html, "the facilitator's sheet: the card and both run sheets"
+    ticket = pages[workshop.PRINT / "exit_ticket.html"]
+    assert ticket.count('<div class="answer">') == len(_ticket(workshop.EXIT)) - 1, "room to write under each question"
+
+
+def test_every_address_of_the_repository_is_the_one_in_pyproject(monkeypatch):
+    pages = [ROOT / "README.md", *sorted((ROOT / "workshop").glob("*.md"))]
+    for page in pages:
+        assert workshop.point_at_repository(page.read_text()) == page.read_text(), f"{page.name}: run `make stamp`"
+    # and in a fork, `make stamp` turns every one of them to the fork
+    monkeypatch.setattr(workshop.nbcommon, "repo_url", lambda: "https://github.com/someone/clonelab")
+    for page in pages:
+        forked = workshop.point_at_repository(page.read_text())
+        assert "github.com/clonelab/clonelab" not in forked and "github/clonelab/clonelab" not in forked
+        assert "github.com/<you>/clonelab" in forked or "<you>" not in page.read_text()
+
+
+def test_the_emails_send_the_release_and_ask_for_the_check():
+    emails = (ROOT / "workshop" / "emails.md").read_text()
+    assert workshop.setup_url() in emails and "5-minute check" in emails
+    for url in re.findall(r"https://github\.com/\S+", emails):
+        assert f"/{workshop.nbcommon.release_ref()}/" in url, f"{url} is not at the release tag"
+    assert len(re.findall(r"^## \d\. ", emails, re.M)) == 5
+
+
 # --- the exit tickets: hand-written Markdown, each answer checked by running PyTorch ----------------------------
 
 
@@ -325,7 +361,8 @@ def test_each_ticket_assesses_its_day_and_ends_with_the_feedback(ticket):
 def test_the_guide_sends_facilitators_to_every_part_of_the_kit():
     guide = GUIDE.read_text()
     for target in ["SETUP.md", "answers.md", "exit_ticket.md", "exit_ticket_half_day.md", "notes/",
-                   "student_links.svg", "make wheelhouse", "CLONELAB_SOURCE"]:
+                   "student_links.svg", "make wheelhouse", "CLONELAB_SOURCE", "emails.md", "first_slide.html",
+                   "shared_document.md", "print/"]:
         assert target in guide, f"workshop/README.md does not mention {target}"
 
 

@@ -8,7 +8,13 @@
   and the answer written out, taken from the executed instructor notebooks (the exit tickets' answers below the
   block are written by hand, like the tickets, and tests/test_workshop.py checks each by running PyTorch);
 - workshop/student_links.svg, a QR code of the student copies' address at the release tag (only when segno is
-  installed).
+  installed), and workshop/first_slide.html, the room's first slide: that code and the student links;
+- workshop/shared_document.md, the room's shared notes document, ready to paste: the links and both schedules,
+  taken from the guide's run sheets;
+- workshop/print/, the pages to print, laid out for paper: each exit ticket with room to write, and the
+  facilitator's sheet (the minute card and both run sheets) (only when markdown-it-py is installed);
+- the repository's address in README.md and the kit's pages (workshop/*.md): the one in pyproject.toml, so that a
+  fork's `make stamp` points every link there.
 
 Run `python tools/stamp.py` and `python tools/run_notebooks.py execute` first: the key reads the notebooks' committed outputs.
 """
@@ -21,6 +27,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import nbcommon
 import reading_time
@@ -31,6 +38,11 @@ ANSWERS = WORKSHOP / "answers.md"
 EXIT = WORKSHOP / "exit_ticket.md"                    # the tickets are written by hand
 EXIT_HALF = WORKSHOP / "exit_ticket_half_day.md"
 QR = WORKSHOP / "student_links.svg"
+SLIDE = WORKSHOP / "first_slide.html"
+SHARED = WORKSHOP / "shared_document.md"
+GUIDE = WORKSHOP / "README.md"
+SETUP = WORKSHOP / "SETUP.md"
+PRINT = WORKSHOP / "print"
 SUMMARY_START = "<!-- clonelab:notes-summary (made by tools/workshop.py from the notebook: do not edit by hand) -->"
 SUMMARY_END = "<!-- /clonelab:notes-summary -->"
 KEY_START = "<!-- clonelab:answer-key (made by tools/workshop.py from the notebooks: do not edit by hand) -->"
@@ -210,7 +222,8 @@ def student_url() -> str:
     return f"{nbcommon.repo_url()}/tree/{nbcommon.release_ref()}/workshop/student"
 
 
-def qr_svg() -> str | None:
+def qr_svg(scalable: bool = False) -> str | None:
+    """The QR code of student_url() as SVG: of a fixed size, or ``scalable`` (a viewBox, no size) for the slide."""
     try:
         import segno
     except ImportError:
@@ -219,8 +232,154 @@ def qr_svg() -> str | None:
 
     buffer = io.BytesIO()
     segno.make(student_url(), error="m").save(buffer, kind="svg", scale=8, border=4, xmldecl=False,
-                                               title=f"QR code: {student_url()}")
+                                               omitsize=scalable, title=f"QR code: {student_url()}")
     return buffer.getvalue().decode() + "\n"
+
+
+# --- the room's links, slide and shared document ---------------------------------------------------------------
+
+
+def setup_url() -> str:
+    return f"{nbcommon.repo_url()}/blob/{nbcommon.release_ref()}/workshop/SETUP.md"
+
+
+def student_links() -> list[tuple[str, str]]:
+    """(what, address) of the three links a student needs, each at the release tag."""
+    return [("the student copies, each with its Open in Colab badge", student_url()),
+            ("notebook 00 on Colab", nbcommon.colab_url("00_start_here.ipynb", "workshop/student")),
+            ("setting up at home", setup_url())]
+
+
+REPO_IN_TEXT = re.compile(r"(?<=github\.com/)[\w.-]+/clonelab\b|(?<=colab\.research\.google\.com/github/)[\w.-]+/clonelab\b")
+
+
+def point_at_repository(text: str) -> str:
+    """Every address of the repository in ``text`` (GitHub, Colab, pip's git+https) made the one in pyproject.toml:
+    in a fork, `make stamp` turns the kit's and the README's links to the fork."""
+    path = urlparse(nbcommon.repo_url()).path.strip("/")
+    return REPO_IN_TEXT.sub(path, text)
+
+
+def run_sheet(ticket: Path) -> list[list[str]]:
+    """The cells of each row of the guide's run sheet that ends with ``ticket``."""
+    table = next(t for t in re.split(r"\n\n", GUIDE.read_text()) if t.startswith("| time |") and ticket.name in t)
+    return [re.split(r"\s*\|\s*", row.strip().strip("|").strip()) for row in table.splitlines()[2:]]
+
+
+def _schedule(ticket: Path, titles: dict[str, str]) -> list[str]:
+    lines = ["| time | what |", "|---|---|"]
+    for row in run_sheet(ticket):
+        time, what = row[0], row[2]
+        notebook = re.search(r"\]\(\.\./notebooks/((\d\d)_[^)]+)\)", what)
+        if notebook:
+            copy = nbcommon.colab_url(notebook.group(1), "workshop/student")
+            lines.append(f"| {time} | [{titles[notebook.group(2)]}]({copy}) |")
+        elif "exit ticket" in what:
+            lines.append(f"| {time} | exit ticket, on paper |")
+        elif what != "slack":
+            lines.append(f"| {time} | {what} |")
+    return lines
+
+
+def shared_document() -> str:
+    titles = {p.name[:2]: nbcommon.title_of(nbcommon.read(p)) for p in nbcommon.notebook_paths()}
+    links = [f"- {what}: {url}" for what, url in student_links()]
+    return "\n".join([
+        "<!-- Made by tools/workshop.py from the guide's run sheets: paste it into a new HackMD, Etherpad or Google",
+        "     document, fill in the first two lines, delete the day you do not teach, and share its link. -->",
+        "# Clone or alias? (date, room)",
+        "",
+        "Wi-Fi: (name) / (password)",
+        "",
+        "## Your links",
+        "",
+        *links,
+        "",
+        "On Colab: **File → Save a copy in Drive** before you type, in every notebook.",
+        "Stuck: red sticky note on your lid. Done: green.",
+        "",
+        "## Half day", "", *_schedule(EXIT_HALF, titles), "",
+        "## Full day", "", *_schedule(EXIT, titles), "",
+        "## Questions",
+        "",
+        "Write your question here, with the notebook and the cell; a helper answers below it.",
+        "",
+        "- ",
+        "",
+        "## Helpers' log",
+        "",
+        "| time | notebook | where students got stuck | how many |",
+        "|---|---|---|---|",
+        "| | | | |",
+        "",
+    ])
+
+
+STYLE = """<style>
+body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; max-width: 48em; margin: 2em auto; line-height: 1.4; }
+code, pre { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.92em; }
+pre { background: #f4f4f4; padding: 0.5em 0.8em; }
+table { border-collapse: collapse; } th, td { border: 1px solid #999; padding: 0.2em 0.5em; text-align: left; }
+.answer { height: 10em; background: repeating-linear-gradient(transparent 0 1.9em, #ccc 1.9em 2em); }
+.page { break-after: page; }
+@page { size: A4; margin: 15mm; }
+@media print { body { margin: 0; max-width: none; font-size: 11pt; } h2 { break-after: avoid; }
+  pre, table, .answer { break-inside: avoid; } }
+</style>"""
+
+
+def _html(title: str, body: str, extra_style: str = "") -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
+            f"{STYLE}{extra_style}\n</head>\n<body>\n{body}</body>\n</html>\n")
+
+
+def first_slide(svg: str) -> str:
+    links = "\n".join(f'<li>{what}:<br><a href="{url}">{url}</a></li>' for what, url in student_links())
+    svg = re.sub(r"<svg ", '<svg class="qr" ', svg, count=1)
+    style = ("<style>body { max-width: none; margin: 0; padding: 4vh 4vw; font-size: 2vw; } h1 { margin: 0 0 0.5em; }\n"
+             ".slide { display: grid; grid-template-columns: 1fr 38vh; gap: 3vw; align-items: start; }\n"
+             ".qr { width: 38vh; height: 38vh; } a { word-break: break-all; font-size: 0.75em; }</style>")
+    body = (f'<h1>Clone or alias?</h1>\n<div class="slide"><div>\n<p>Does <code>identity = x</code> need '
+            f"<code>.clone()</code>?</p>\n<ul>\n{links}\n</ul>\n</div>\n{svg}</div>\n"
+            "<p>The code opens the first link. The shared notes document and the Wi-Fi: on the board.<br>\n"
+            "Stuck: a red sticky note on your lid. Done: a green one.</p>\n")
+    return _html("Clone or alias? First slide", body, style)
+
+
+def _markdown_to_html(text: str) -> str | None:
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:
+        return None
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    # a ticket's blank paragraphs are where students write: a ruled box each, not an empty line
+    html = re.sub(r"(<p>(?:&nbsp;|\xa0)</p>\n)+", '<div class="answer"></div>\n', html)
+    # the pages' relative links, followed from workshop/print/ (an anchor alone is one of the guide's headings)
+    html = re.sub(r'<a href="#', '<a href="README.md#', html)
+    return re.sub(r'<a href="(?!https?:)', '<a href="../', html)
+
+
+def _section(markdown: str, heading: str) -> str:
+    """The part of ``markdown`` under ``heading`` (a whole heading line), up to the next heading of its level."""
+    level = heading.split(" ")[0]
+    start = markdown.index(heading + "\n")
+    end = re.search(rf"^#{{1,{len(level)}}} ", markdown[start + len(heading):], re.M)
+    return markdown[start: start + len(heading) + end.start()] if end else markdown[start:]
+
+
+def printouts() -> dict[Path, str] | None:
+    """Each page to print, as HTML laid out for A4 paper, made from the kit's Markdown."""
+    guide = GUIDE.read_text()
+    pages = {}
+    for ticket in (EXIT, EXIT_HALF):
+        body = _markdown_to_html(ticket.read_text())
+        if body is None:
+            return None
+        pages[PRINT / ticket.with_suffix(".html").name] = _html(ticket.stem.replace("_", " "), body)
+    sheet = "\n\n".join([_section(guide, "### Minute card"), _section(guide, "## Half day (3 hours): the residual question, answered"),
+                         _section(guide, "## Full day (9:00–17:00)")])
+    pages[PRINT / "facilitator.html"] = _html("Facilitator's sheet", _markdown_to_html(sheet))
+    return pages
 
 
 # --- writing ------------------------------------------------------------------------------------------------
@@ -229,6 +388,7 @@ def qr_svg() -> str | None:
 def _write(path: Path, text: str) -> bool:
     if path.exists() and path.read_text() == text:
         return False
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return True
 
@@ -242,17 +402,26 @@ def _write_block(path: Path, block: str, start: str, end: str) -> bool:
 
 
 def generate() -> int:
+    changed = 0
+    for page in [nbcommon.ROOT / "README.md", *sorted(WORKSHOP.glob("*.md"))]:
+        changed += _write(page, point_at_repository(page.read_text()))
     found = solutions()
-    changed = _write_block(ANSWERS, answer_key_markdown(found), KEY_START, KEY_END)
+    changed += _write_block(ANSWERS, answer_key_markdown(found), KEY_START, KEY_END)
     for path in nbcommon.notebook_paths():
         page = NOTES / f"{path.stem}.md"
         if page.exists():
             changed += _write_block(page, notes_summary(path, nbcommon.read(path), found), SUMMARY_START, SUMMARY_END)
+    changed += _write(SHARED, shared_document())
     svg = qr_svg()
     if svg is not None:
-        changed += _write(QR, svg)
+        changed += _write(QR, svg) + _write(SLIDE, first_slide(qr_svg(scalable=True)))
     else:
-        print("workshop: segno is not installed, so the QR code was not redrawn", file=sys.stderr)
+        print("workshop: segno is not installed, so the QR code and the first slide were not redrawn", file=sys.stderr)
+    pages = printouts()
+    if pages is not None:
+        changed += sum(_write(path, text) for path, text in pages.items())
+    else:
+        print("workshop: markdown-it-py is not installed, so workshop/print/ was not redrawn", file=sys.stderr)
     print(f"workshop: {changed} file(s) changed")
     return 0
 
