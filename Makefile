@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # second `make lab` or `make test` goes straight to work.
 INSTALLED := $(VENV)/.clonelab-installed
 
-.PHONY: lab lab-student lab-ko lab-student-ko test test-lower test-browser test-colab notebooks stamp student links html timings benchmark wheelhouse clean
+.PHONY: lab lab-student lab-ko lab-student-ko test test-lower test-browser test-colab notebooks stamp student links html timings benchmark wheelhouse usb clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -120,6 +120,21 @@ wheelhouse: $(INSTALLED)
 		print('wheelhouse: an offline install from it works: clonelab', clonelab.__version__, 'torch', torch.__version__)"
 	rm -rf $(WHEELHOUSE_CHECK)
 	du -sh $(WHEELHOUSE)
+
+# A USB stick for a room without network, in one command: make usb USB=<the stick's folder>. It puts there a
+# fresh clone of the release tag (from this clone, which must have the tag: clone with --branch), the student
+# reading edition, and a wheelhouse for this machine's kind of laptop (checked by an offline install, as above),
+# named for it (wheelhouse-<system>-<machine>-<python>). Run it again on a machine of each other kind.
+RELEASE_TAG = v$$(sed -n 's/^__version__ = "\(.*\)"/\1/p' src/clonelab/__init__.py)
+usb: $(VENV)/.clonelab-site
+	@test -n "$(USB)" && test -d "$(USB)" || { echo "usb: name the stick's folder: make usb USB=/path/to/stick"; exit 2; }
+	@git rev-parse -q --verify "refs/tags/$(RELEASE_TAG)" >/dev/null || { echo "usb: this clone lacks the tag \
+		$(RELEASE_TAG): clone it with git clone --branch $(RELEASE_TAG) (workshop/README.md, No network)"; exit 2; }
+	test -d "$(USB)/clonelab" || git clone -q --branch "$(RELEASE_TAG)" . "$(USB)/clonelab"
+	$(BIN)/python tools/book.py --student "$(USB)/reading-edition"
+	$(MAKE) wheelhouse WHEELHOUSE="$(USB)/wheelhouse-$$($(BIN)/python -c 'import platform, sys; \
+		print(platform.system().lower(), platform.machine().lower(), "%d.%d" % sys.version_info[:2], sep="-")')"
+	@echo "usb: $(USB) holds clonelab/, reading-edition/ and the wheelhouses:"; ls "$(USB)"
 
 # A markdown table of measured run times and suggested workshop minutes (for workshop/TIMINGS.md).
 timings: $(INSTALLED)

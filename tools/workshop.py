@@ -250,7 +250,9 @@ def student_links() -> list[tuple[str, str]]:
             ("setting up at home", setup_url())]
 
 
-REPO_IN_TEXT = re.compile(r"(?<=github\.com/)[\w.-]+/clonelab\b|(?<=colab\.research\.google\.com/github/)[\w.-]+/clonelab\b")
+# an address into the repository (followed by /, .git or @ref); a bare one, such as where to ask its maintainers,
+# is left alone
+REPO_IN_TEXT = re.compile(r"((?<=github\.com/)|(?<=colab\.research\.google\.com/github/))[\w.-]+/clonelab(?=/|\.git|@)")
 
 
 def point_at_repository(text: str) -> str:
@@ -267,7 +269,7 @@ def run_sheet(ticket: Path) -> list[list[str]]:
 
 
 def _schedule(ticket: Path, titles: dict[str, str]) -> list[str]:
-    lines = ["| time | what |", "|---|---|"]
+    lines = ["| time | what |" if ticket == EXIT else "| from the start | what |", "|---|---|"]
     for row in run_sheet(ticket):
         time, what = row[0], row[2]
         notebook = re.search(r"\]\(\.\./notebooks/((\d\d)_[^)]+)\)", what)
