@@ -126,10 +126,10 @@ wheelhouse: $(INSTALLED)
 # reading edition, and a wheelhouse for this machine's kind of laptop (checked by an offline install, as above),
 # named for it (wheelhouse-<system>-<machine>-<python>). Run it again on a machine of each other kind.
 RELEASE_TAG = v$$(sed -n 's/^__version__ = "\(.*\)"/\1/p' src/clonelab/__init__.py)
-usb: $(VENV)/.clonelab-site
+usb:
 	@test -n "$(USB)" && test -d "$(USB)" || { echo "usb: name the stick's folder: make usb USB=/path/to/stick"; exit 2; }
-	@git rev-parse -q --verify "refs/tags/$(RELEASE_TAG)" >/dev/null || { echo "usb: this clone lacks the tag \
-		$(RELEASE_TAG): clone it with git clone --branch $(RELEASE_TAG) (workshop/README.md, No network)"; exit 2; }
+	@git rev-parse -q --verify "refs/tags/$(RELEASE_TAG)" >/dev/null || { echo "usb: this clone lacks the tag $(RELEASE_TAG): clone it with git clone --branch $(RELEASE_TAG)"; exit 2; }
+	$(MAKE) $(VENV)/.clonelab-site
 	test -d "$(USB)/clonelab" || git clone -q --branch "$(RELEASE_TAG)" . "$(USB)/clonelab"
 	$(BIN)/python tools/book.py --student "$(USB)/reading-edition"
 	$(MAKE) wheelhouse WHEELHOUSE="$(USB)/wheelhouse-$$($(BIN)/python -c 'import platform, sys; \
