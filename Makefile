@@ -131,7 +131,7 @@ usb:
 	@git rev-parse -q --verify "refs/tags/$(RELEASE_TAG)" >/dev/null || { echo "usb: this clone lacks the tag $(RELEASE_TAG): clone it with git clone --branch $(RELEASE_TAG)"; exit 2; }
 	$(MAKE) $(VENV)/.clonelab-site
 	test -d "$(USB)/clonelab" || git clone -q --branch "$(RELEASE_TAG)" . "$(USB)/clonelab"
-	$(BIN)/python tools/book.py --student "$(USB)/reading-edition"
+	$(BIN)/python tools/book.py --student "$(USB)/reading-edition" && rm -rf "$(USB)/jupyter_execute"   # MyST-NB's, beside it
 	$(MAKE) wheelhouse WHEELHOUSE="$(USB)/wheelhouse-$$($(BIN)/python -c 'import platform, sys; \
 		print(platform.system().lower(), platform.machine().lower(), "%d.%d" % sys.version_info[:2], sep="-")')"
 	@echo "usb: $(USB) holds clonelab/, reading-edition/ and the wheelhouses:"; ls "$(USB)"

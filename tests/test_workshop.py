@@ -365,7 +365,7 @@ def test_each_ticket_assesses_its_day_and_ends_with_the_feedback(ticket):
 def test_the_guide_sends_facilitators_to_every_part_of_the_kit():
     guide = GUIDE.read_text()
     for target in ["SETUP.md", "answers.md", "exit_ticket.md", "exit_ticket_half_day.md", "notes/",
-                   "student_links.svg", "make wheelhouse", "CLONELAB_SOURCE", "emails.md", "first_slide.html",
+                   "student_links.svg", "make usb", "CLONELAB_SOURCE", "emails.md", "first_slide.html",
                    "shared_document.md", "print/"]:
         assert target in guide, f"workshop/README.md does not mention {target}"
 
