@@ -104,11 +104,12 @@ def test_meta_tensors_are_new_but_allocate_nothing():
     assert "0 bytes (meta, 80 on a real device)" in str(log)
 
 
-def test_index_assignment_is_a_view_then_an_inplace_copy():
+def test_index_assignment_is_a_view_then_an_inplace_write():
     x = torch.zeros(3)
     with watch_ops(x=x) as log:
         x[0] = 5
-    assert "aten.select" in log.ops and log.ops[-1] == "aten.copy_"
+    # which op writes is the dispatcher's choice (copy_ in torch 2.14, fill_ in 2.15): the test asks what it writes
+    assert "aten.select" in log.ops
     assert log[-1].kind == "IN-PLACE" and log[-1].target == "a view of x"
     assert x._version == 1
 

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 
 # The torch releases CI runs the series on: from pyproject.toml's bound (a test keeps them in step) to the newest.
-TORCH_TESTED = ("2.3", "2.14")
+TORCH_TESTED = ("2.3", "2.15")
 OUTPUTS_MADE_WITH = "torch 2.14.1 (a CUDA build, run on the CPU), Python 3.11"  # what `make notebooks` ran
 IMPORT_NAMES = {"memory-profiler": "memory_profiler", "scikit-learn": "sklearn"}   # where they differ
 NOT_IMPORTED = {"sklearn", "setuptools"}  # found, not imported: clonelab reads only the digits file
