@@ -130,7 +130,7 @@ usb:
 	@test -n "$(USB)" && test -d "$(USB)" || { echo "usb: name the stick's folder: make usb USB=/path/to/stick"; exit 2; }
 	@git rev-parse -q --verify "refs/tags/$(RELEASE_TAG)" >/dev/null || { echo "usb: this clone lacks the tag $(RELEASE_TAG): clone it with git clone --branch $(RELEASE_TAG)"; exit 2; }
 	$(MAKE) $(VENV)/.clonelab-site
-	test -d "$(USB)/clonelab" || git clone -q --branch "$(RELEASE_TAG)" . "$(USB)/clonelab"
+	test -d "$(USB)/clonelab" || git -c advice.detachedHead=false clone -q --branch "$(RELEASE_TAG)" . "$(USB)/clonelab"
 	$(BIN)/python tools/book.py --student "$(USB)/reading-edition" && rm -rf "$(USB)/jupyter_execute"   # MyST-NB's, beside it
 	$(MAKE) wheelhouse WHEELHOUSE="$(USB)/wheelhouse-$$($(BIN)/python -c 'import platform, sys; \
 		print(platform.system().lower(), platform.machine().lower(), "%d.%d" % sys.version_info[:2], sep="-")')"

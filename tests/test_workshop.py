@@ -122,10 +122,14 @@ def test_the_slide_the_shared_document_and_the_printouts_are_what_the_tool_makes
     assert workshop.SLIDE.read_text() == workshop.first_slide(workshop.qr_svg(scalable=True))
     pytest.importorskip("markdown_it")
     pages = workshop.printouts()
-    assert sorted(p.name for p in pages) == ["exit_ticket.html", "exit_ticket_half_day.html", "facilitator.html"]
+    assert sorted(p.name for p in pages) == ["exit_ticket.html", "exit_ticket_half_day.html", "facilitator.html",
+                                             "helpers.html"]
     for path, html in pages.items():
         assert path.read_text() == html, f"{path.name}: run `python tools/workshop.py`"
-    assert html.count("<table>") == 2 and "Minute card" in html, "the facilitator's sheet: the card and both run sheets"
+    sheet = pages[workshop.PRINT / "facilitator.html"]
+    assert sheet.count("<table>") == 2 and "Minute card" in sheet, "the facilitator's sheet: the card and both run sheets"
+    helpers = pages[workshop.PRINT / "helpers.html"]
+    assert "What to check first" in helpers and "--no-index" in helpers, "the helpers' sheet: the fixes, the stick"
     ticket = pages[workshop.PRINT / "exit_ticket.html"]
     assert ticket.count('<div class="answer">') == len(_ticket(workshop.EXIT)) - 1, "room to write under each question"
 
@@ -147,7 +151,7 @@ def test_the_emails_send_the_release_and_ask_for_the_check():
     assert workshop.setup_url() in emails and "5-minute check" in emails
     for url in re.findall(r"https://github\.com/\S+", emails):
         assert f"/{workshop.nbcommon.release_ref()}/" in url, f"{url} is not at the release tag"
-    assert len(re.findall(r"^## \d\. ", emails, re.M)) == 5
+    assert len(re.findall(r"^## \d\. ", emails, re.M)) == 6
     homework = re.findall(r"^Homework: exercises ([^.]+\.\d[^.]*)\.", GUIDE.read_text(), re.M)
     assert len(homework) == 2, "each run sheet gives homework"
     for line in homework:                  # e-mail 5 sends each day's homework, as the run sheet sets it

@@ -12,7 +12,8 @@
 - workshop/shared_document.md, the room's shared notes document, ready to paste: the links and both schedules,
   taken from the guide's run sheets;
 - workshop/print/, the pages to print, laid out for paper: each exit ticket with room to write, and the
-  facilitator's sheet (the minute card and both run sheets) (only when markdown-it-py is installed);
+  facilitator's sheet (the minute card and both run sheets) and the helpers' sheet (what to check first, the USB
+  stick) (only when markdown-it-py is installed);
 - the repository's address in README.md and the kit's pages (workshop/*.md): the one in pyproject.toml, so that a
   fork's `make stamp` points every link there.
 
@@ -381,6 +382,8 @@ def printouts() -> dict[Path, str] | None:
     sheet = "\n\n".join([_section(guide, "### Minute card"), _section(guide, "## Half day (3 hours): the residual question, answered"),
                          _section(guide, "## Full day (9:00–17:00)")])
     pages[PRINT / "facilitator.html"] = _html("Facilitator's sheet", _markdown_to_html(sheet))
+    fixes = "\n\n".join([_section(guide, "## What to check first"), _section(guide, "## No network")])
+    pages[PRINT / "helpers.html"] = _html("Helpers' sheet", _markdown_to_html(fixes))
     return pages
 
 
