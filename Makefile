@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # second `make lab` or `make test` goes straight to work.
 INSTALLED := $(VENV)/.clonelab-installed
 
-.PHONY: lab lab-student lab-ko lab-student-ko test test-lower test-browser test-colab notebooks stamp student links html timings benchmark wheelhouse usb clean
+.PHONY: lab lab-student lab-ko lab-student-ko test test-lower test-browser test-colab notebooks stamp student links html timings benchmark usb clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -98,43 +98,14 @@ html: $(VENV)/.clonelab-site
 	$(BIN)/python tools/book.py --korean site/ko
 	$(BIN)/python tools/book.py --student site-student
 
-# For a room without network: every wheel the series needs, for this platform and Python, in $(WHEELHOUSE)/,
-# then an offline install from it alone into a scratch venv, to show that it is complete.
-# Copy the folder to the students' machines (same OS and Python), then:
-#   python -m venv .venv && .venv/bin/pip install --no-index --find-links wheelhouse "clonelab[lab]" torchvision
-#   (Windows: .venv\Scripts\pip install --no-index --find-links wheelhouse "clonelab[lab]" torchvision)
-# It works from the .venv that `make lab` makes, whatever torch build is in it: torch and torchvision are pinned to
-# the releases in .venv without their local part ("2.14.1", not "2.14.1+cu130"), and TORCH_INDEX, PyTorch's CPU
-# index by default, offers the CPU builds of those releases (about 190 MB for torch), which pip prefers. With
-# TORCH_INDEX= (no network to that index), pip takes PyPI's builds: on Linux the CUDA build (about 3 GB in all).
-WHEELHOUSE ?= wheelhouse
+# A USB stick for a room without network (workshop/README.md, "No network"): tools/usb.py puts on it a clone of
+# the release tag, the reading edition and a wheelhouse for this machine's kind of laptop, checked by an offline
+# install. TORCH_INDEX= takes PyPI's torch (on Linux the CUDA build, 3 GB) where PyTorch's CPU index is out of reach.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
-WHEELHOUSE_CHECK := build/wheelhouse-check
-wheelhouse: $(INSTALLED)
-	$(BIN)/python -m pip wheel -q --wheel-dir $(WHEELHOUSE) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) \
-		$$($(BIN)/python -c 'import importlib.metadata as m; print(*(f"{p}=={m.version(p).split(chr(43))[0]}" for p in ("torch", "torchvision")))') ".[lab]"
-	rm -rf $(WHEELHOUSE_CHECK) && $(BIN)/python -m venv $(WHEELHOUSE_CHECK)
-	PIP_CONFIG_FILE=/dev/null $(WHEELHOUSE_CHECK)/bin/python -m pip install -q --no-index --find-links $(WHEELHOUSE) \
-		"clonelab[lab]" torchvision
-	$(WHEELHOUSE_CHECK)/bin/python -c "import clonelab, torch, torchvision, jupyterlab; \
-		print('wheelhouse: an offline install from it works: clonelab', clonelab.__version__, 'torch', torch.__version__)"
-	rm -rf $(WHEELHOUSE_CHECK)
-	du -sh $(WHEELHOUSE)
-
-# A USB stick for a room without network, in one command: make usb USB=<the stick's folder>. It puts there a
-# fresh clone of the release tag (from this clone, which must have the tag: clone with --branch), the student
-# reading edition, and a wheelhouse for this machine's kind of laptop (checked by an offline install, as above),
-# named for it (wheelhouse-<system>-<machine>-<python>). Run it again on a machine of each other kind.
-RELEASE_TAG = v$$(sed -n 's/^__version__ = "\(.*\)"/\1/p' src/clonelab/__init__.py)
 usb:
-	@test -n "$(USB)" && test -d "$(USB)" || { echo "usb: name the stick's folder: make usb USB=/path/to/stick"; exit 2; }
-	@git rev-parse -q --verify "refs/tags/$(RELEASE_TAG)" >/dev/null || { echo "usb: this clone lacks the tag $(RELEASE_TAG): clone it with git clone --branch $(RELEASE_TAG)"; exit 2; }
+	@test -n "$(USB)" || { echo "usb: name the stick's folder: make usb USB=/path/to/stick"; exit 2; }
 	$(MAKE) $(VENV)/.clonelab-site
-	test -d "$(USB)/clonelab" || git -c advice.detachedHead=false clone -q --branch "$(RELEASE_TAG)" . "$(USB)/clonelab"
-	$(BIN)/python tools/book.py --student "$(USB)/reading-edition" && rm -rf "$(USB)/jupyter_execute"   # MyST-NB's, beside it
-	$(MAKE) wheelhouse WHEELHOUSE="$(USB)/wheelhouse-$$($(BIN)/python -c 'import platform, sys; \
-		print(platform.system().lower(), platform.machine().lower(), "%d.%d" % sys.version_info[:2], sep="-")')"
-	@echo "usb: $(USB) holds clonelab/, reading-edition/ and the wheelhouses:"; ls "$(USB)"
+	$(BIN)/python tools/usb.py "$(USB)" --torch-index "$(TORCH_INDEX)"
 
 # A markdown table of measured run times and suggested workshop minutes (for workshop/TIMINGS.md).
 timings: $(INSTALLED)
@@ -145,4 +116,4 @@ benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/clone_cost.py
 
 clean:
-	rm -rf site site-student build/book screenshots .pytest_cache wheelhouse
+	rm -rf site site-student build/book screenshots .pytest_cache

@@ -236,3 +236,35 @@ def test_the_student_edition_opens_only_student_copies_and_says_outputs_are_show
         assert nbcommon.colab_url("", "notebooks") not in text, f"{path.name} opens an instructor copy on Colab"
     assert book.STUDENT_NOTE in (staged / "index.md").read_text()
     assert book.STUDENT_NOTE not in book.index_page(["00_start_here.ipynb"])
+
+
+# --- usb.py: the offline room's stick -----------------------------------------------------------------------
+
+
+def test_usb_names_a_wheelhouse_for_its_kind_and_pins_this_torch():
+    import re
+
+    import torch
+    import usb
+
+    assert re.fullmatch(r"[a-z]+-[a-z0-9_]+-3\.\d+", usb.kind())
+    assert usb.kind().endswith(f"-{sys.version_info[0]}.{sys.version_info[1]}")
+    torch_pin, vision_pin = usb.pins()
+    assert torch_pin == f"torch=={torch.__version__.split('+')[0]}" and vision_pin.startswith("torchvision==")
+    assert "+" not in vision_pin
+
+
+def test_usb_refuses_a_stick_that_is_not_a_folder_or_a_clone_without_the_tag(tmp_path, monkeypatch, capsys):
+    import pytest
+    import usb
+
+    with pytest.raises(SystemExit):
+        usb.main([str(tmp_path / "no-such-stick")])
+    err = capsys.readouterr().err
+    assert "stick:" in err and "is not a folder" in err
+    monkeypatch.setattr(usb.nbcommon, "release_ref", lambda: "v0.0.0-no-such-tag")
+    with pytest.raises(SystemExit):
+        usb.main([str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "lacks the tag v0.0.0-no-such-tag" in err and "git clone --branch v0.0.0-no-such-tag" in err
+    assert list(tmp_path.iterdir()) == [], "nothing is written before the checks pass"
