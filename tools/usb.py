@@ -2,7 +2,7 @@
 """A USB stick for a workshop room without network (workshop/README.md, section "No network"), on any system:
 
     python tools/usb.py STICK                 # Linux, macOS: also `make usb USB=STICK`
-    py tools\\usb.py E:\\                        # Windows, from the repository's folder, with .venv set up
+    .venv\\Scripts\\python tools\\usb.py E:\\       # Windows, after .venv\\Scripts\\pip install -e ".[site]"
     python tools/usb.py STICK --torch-index ""  # PyPI's torch instead of PyTorch's CPU index (Linux: CUDA, 3 GB)
 
 Into STICK it puts, each step skipped when already there:
@@ -71,9 +71,14 @@ def main(argv: list[str] | None = None) -> int:
                            capture_output=True)
     if known.returncode != 0:
         parser.error(f"this clone lacks the tag {tag}: clone it with `git clone --branch {tag} {nbcommon.repo_url()}`")
+    try:
+        import sphinx  # noqa: F401  (the reading edition's builder)
+    except ImportError:
+        parser.error('the reading edition needs the site extra: pip install -e ".[site]" (make usb installs it)')
     clone = args.stick / "clonelab"
     if not clone.exists():
         _run("git", "-c", "advice.detachedHead=false", "clone", "-q", "--branch", tag, nbcommon.ROOT, clone)
+        _run("git", "-C", clone, "remote", "set-url", "origin", nbcommon.repo_url())   # not this laptop's folder
     edition = args.stick / "reading-edition"
     if not edition.exists():
         _run(sys.executable, nbcommon.ROOT / "tools" / "book.py", "--student", edition)
