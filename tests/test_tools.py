@@ -262,6 +262,9 @@ def test_usb_refuses_a_stick_that_is_not_a_folder_or_a_clone_without_the_tag(tmp
         usb.main([str(tmp_path / "no-such-stick")])
     err = capsys.readouterr().err
     assert "stick:" in err and "is not a folder" in err
+    with pytest.raises(SystemExit):                       # an empty name is not this folder
+        usb.main([""])
+    assert "is not a folder" in capsys.readouterr().err
     monkeypatch.setattr(usb.nbcommon, "release_ref", lambda: "v0.0.0-no-such-tag")
     with pytest.raises(SystemExit):
         usb.main([str(tmp_path)])

@@ -154,7 +154,7 @@ def test_the_emails_send_the_release_and_ask_for_the_check():
     assert len(re.findall(r"^## \d\. ", emails, re.M)) == 6
     homework = re.findall(r"^Homework: exercises ([^.]+\.\d[^.]*)\.", GUIDE.read_text(), re.M)
     assert len(homework) == 2, "each run sheet gives homework"
-    for line in homework:                  # e-mail 5 sends each day's homework, as the run sheet sets it
+    for line in homework:                  # e-mail 6 sends each day's homework, as the run sheet sets it
         assert set(re.findall(r"\b\d\d\.\d\b", line)) <= set(re.findall(r"\b\d\d\.\d\b", emails)), line
 
 
@@ -421,14 +421,9 @@ def test_the_core_path_minutes_quoted_in_the_guide_are_the_notes_own():
     assert "words / {}".format(reading_time.READ_WPM) in TIMINGS.read_text(), "TIMINGS.md states the formula"
 
 
-def _slug(heading: str) -> str:
-    """GitHub's anchor for a Markdown heading."""
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-
-
 def test_every_anchor_into_the_kit_names_a_heading():
     pages = [GUIDE, TIMINGS, ROOT / "workshop" / "SETUP.md", workshop.ANSWERS, *sorted(workshop.NOTES.glob("*.md"))]
-    anchors = {page: {_slug(line.lstrip("#")) for line in page.read_text().splitlines() if line.startswith("#")}
+    anchors = {page: {workshop.nbcommon.heading_slug(line) for line in page.read_text().splitlines() if line.startswith("#")}
                for page in pages}
     broken = []
     for page in pages:

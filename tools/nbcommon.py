@@ -71,7 +71,8 @@ def to_student_copies(markdown: str, korean: bool = False) -> str:
 
 def heading_slug(heading: str) -> str:
     """The anchor of a Markdown heading line ("## A heading" or "A heading"), as the reading edition makes it
-    (MyST's slugs: lower case, spaces as dashes, other punctuation dropped; Hangul kept)."""
+    (MyST's slugs, and GitHub's for these pages: lower case, spaces as dashes, other punctuation dropped; Hangul
+    kept)."""
     return re.sub(r"[^\w\- ]", "", heading.lstrip("#").strip().lower().replace(" ", "-"))
 
 

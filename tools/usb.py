@@ -5,7 +5,7 @@
     .venv\\Scripts\\python tools\\usb.py E:\\       # Windows, after .venv\\Scripts\\pip install -e ".[site]"
     python tools/usb.py STICK --torch-index ""  # PyPI's torch instead of PyTorch's CPU index (Linux: CUDA, 3 GB)
 
-Into STICK it puts, each step skipped when already there:
+Into STICK it puts (the clone and the reading edition only when not there yet):
 - clonelab/, a fresh clone of the release tag (from this clone, which must have the tag: clone it with --branch);
 - reading-edition/, the student copies as a book that a browser opens from the disk (needs the site extra);
 - wheelhouse-<system>-<machine>-<python>/, every wheel the series needs for this machine's kind of laptop, torch
@@ -61,11 +61,12 @@ def wheelhouse(folder: Path, torch_index: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("stick", type=Path, help="the USB stick's folder")
+    parser.add_argument("stick", help="the USB stick's folder")
     parser.add_argument("--torch-index", default=CPU_INDEX, help="where torch comes from ('' for PyPI's)")
     args = parser.parse_args(argv)
-    if not args.stick.is_dir():
-        parser.error(f"stick: {args.stick} is not a folder")
+    if not args.stick or not Path(args.stick).is_dir():        # "" is no folder (Path("") would be this one)
+        parser.error(f"stick: {args.stick!r} is not a folder")
+    args.stick = Path(args.stick)
     tag = nbcommon.release_ref()
     known = subprocess.run(["git", "-C", str(nbcommon.ROOT), "rev-parse", "-q", "--verify", f"refs/tags/{tag}"],
                            capture_output=True)

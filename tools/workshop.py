@@ -42,7 +42,6 @@ QR = WORKSHOP / "student_links.svg"
 SLIDE = WORKSHOP / "first_slide.html"
 SHARED = WORKSHOP / "shared_document.md"
 GUIDE = WORKSHOP / "README.md"
-SETUP = WORKSHOP / "SETUP.md"
 PRINT = WORKSHOP / "print"
 SUMMARY_START = "<!-- clonelab:notes-summary (made by tools/workshop.py from the notebook: do not edit by hand) -->"
 SUMMARY_END = "<!-- /clonelab:notes-summary -->"
@@ -324,7 +323,6 @@ code, pre { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-si
 pre { background: #f4f4f4; padding: 0.5em 0.8em; }
 table { border-collapse: collapse; } th, td { border: 1px solid #999; padding: 0.2em 0.5em; text-align: left; }
 .answer { height: 10em; background: repeating-linear-gradient(transparent 0 1.9em, #ccc 1.9em 2em); }
-.page { break-after: page; }
 @page { size: A4; margin: 15mm; }
 @media print { body { margin: 0; max-width: none; font-size: 11pt; } h2 { break-after: avoid; }
   pre, table, .answer { break-inside: avoid; } }
@@ -349,11 +347,9 @@ def first_slide(svg: str) -> str:
     return _html("Clone or alias? First slide", body, style)
 
 
-def _markdown_to_html(text: str) -> str | None:
-    try:
-        from markdown_it import MarkdownIt
-    except ImportError:
-        return None
+def _markdown_to_html(text: str) -> str:
+    from markdown_it import MarkdownIt
+
     html = MarkdownIt("commonmark").enable("table").render(text)
     # a ticket's blank paragraphs are where students write: a ruled box each, not an empty line
     html = re.sub(r"(<p>(?:&nbsp;|\xa0)</p>\n)+", '<div class="answer"></div>\n', html)
@@ -371,14 +367,15 @@ def _section(markdown: str, heading: str) -> str:
 
 
 def printouts() -> dict[Path, str] | None:
-    """Each page to print, as HTML laid out for A4 paper, made from the kit's Markdown."""
+    """Each page to print, as HTML laid out for A4 paper, made from the kit's Markdown (None without markdown-it-py)."""
+    try:
+        import markdown_it  # noqa: F401
+    except ImportError:
+        return None
     guide = GUIDE.read_text()
-    pages = {}
-    for ticket in (EXIT, EXIT_HALF):
-        body = _markdown_to_html(ticket.read_text())
-        if body is None:
-            return None
-        pages[PRINT / ticket.with_suffix(".html").name] = _html(ticket.stem.replace("_", " "), body)
+    pages = {PRINT / ticket.with_suffix(".html").name: _html(ticket.stem.replace("_", " "),
+                                                             _markdown_to_html(ticket.read_text()))
+             for ticket in (EXIT, EXIT_HALF)}
     sheet = "\n\n".join([_section(guide, "### Minute card"), _section(guide, "## Half day (3 hours): the residual question, answered"),
                          _section(guide, "## Full day (9:00–17:00)")])
     pages[PRINT / "facilitator.html"] = _html("Facilitator's sheet", _markdown_to_html(sheet))
