@@ -478,3 +478,24 @@ def test_the_timings_table_counts_what_the_notebooks_hold():
         row = rows[path.stem]
         got = dict(zip(["words", "code_cells", "predictions", "exercises", "quiz"], map(int, row[2:7])))
         assert got == {k: counts[k] for k in got}, f"{path.stem}: run `make timings` (TIMINGS.md is stale)"
+
+
+def test_the_pair_prompt_of_notes_08_expects_what_notebook_08_gives():
+    """notes/08's pair prompt: z ** 3 raises in neither block and only the clone gives the meant result; the square
+    root raises in both. Run with notebook 08's own block, run and outcome."""
+    cells = nbformat.read(ROOT / "notebooks" / "08_residual_connection.ipynb", as_version=4).cells
+    first = next(i for i, c in enumerate(cells) if c.cell_type == "code" and "def branch_starts_with_relu" in c.source)
+    names: dict = {"torch": torch}
+    for cell in cells[first:first + 2]:
+        exec(cell.source, names)                                            # noqa: S102  (the notebook's code)
+    run, outcome = names["run"], names["outcome"]
+    notes = (ROOT / "workshop" / "notes" / "08_residual_connection.md").read_text()
+    assert 'Expected: `z ** 3` is row 1: `outcome` returns `""` (no error)' in notes
+
+    cube = lambda z: z ** 3                                                 # noqa: E731
+    assert outcome(cube, "alias") == outcome(cube, "clone") == ""
+    meant = run(cube, "alias", inplace=False)
+    assert all(torch.equal(a, b) for a, b in zip(run(cube, "clone", inplace=True)[:2], meant[:2]))
+    assert not torch.equal(run(cube, "alias", inplace=True)[1], meant[1])  # the alias: a wrong gradient, silently
+    root = lambda z: torch.sqrt(z.abs() + 1)                                # noqa: E731
+    assert all("modified by an inplace operation" in outcome(root, identity) for identity in ("alias", "clone"))
