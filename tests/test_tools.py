@@ -271,3 +271,18 @@ def test_usb_refuses_a_stick_that_is_not_a_folder_or_a_clone_without_the_tag(tmp
     err = capsys.readouterr().err
     assert "lacks the tag v0.0.0-no-such-tag" in err and "git clone --branch v0.0.0-no-such-tag" in err
     assert list(tmp_path.iterdir()) == [], "nothing is written before the checks pass"
+    monkeypatch.undo()
+    real = usb.importlib.metadata.version
+
+    def without_torchvision(name):
+        if name == "torchvision":
+            raise usb.importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(usb.importlib.metadata, "version", without_torchvision)
+    monkeypatch.setattr(usb.subprocess, "run", lambda *a, **k: type("Done", (), {"returncode": 0})())  # the tag is there
+    with pytest.raises(SystemExit):
+        usb.main([str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "torchvision is not installed" in err and 'pip install -e ".[lab]" torchvision' in err
+    assert list(tmp_path.iterdir()) == []

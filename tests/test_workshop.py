@@ -151,10 +151,10 @@ def test_the_emails_send_the_release_and_ask_for_the_check():
     assert workshop.setup_url() in emails and "5-minute check" in emails
     for url in re.findall(r"https://github\.com/\S+", emails):
         assert f"/{workshop.nbcommon.release_ref()}/" in url, f"{url} is not at the release tag"
-    assert len(re.findall(r"^## \d\. ", emails, re.M)) == 6
+    assert len(re.findall(r"^## \d\. ", emails, re.M)) == 7
     homework = re.findall(r"^Homework: exercises ([^.]+\.\d[^.]*)\.", GUIDE.read_text(), re.M)
     assert len(homework) == 2, "each run sheet gives homework"
-    for line in homework:                  # e-mail 6 sends each day's homework, as the run sheet sets it
+    for line in homework:                  # e-mail 7 sends each day's homework, as the run sheet sets it
         assert set(re.findall(r"\b\d\d\.\d\b", line)) <= set(re.findall(r"\b\d\d\.\d\b", emails)), line
 
 

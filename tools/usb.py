@@ -73,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     if known.returncode != 0:
         parser.error(f"this clone lacks the tag {tag}: clone it with `git clone --branch {tag} {nbcommon.repo_url()}`")
     try:
+        pins()
+    except importlib.metadata.PackageNotFoundError as missing:
+        parser.error(f"the wheelhouse pins this Python's torch and torchvision, and {missing.name} is not installed: "
+                     'pip install -e ".[lab]" torchvision, as workshop/SETUP.md does')
+    try:
         import sphinx  # noqa: F401  (the reading edition's builder)
     except ImportError:
         parser.error('the reading edition needs the site extra: pip install -e ".[site]" (make usb installs it)')
