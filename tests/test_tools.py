@@ -254,6 +254,16 @@ def test_usb_names_a_wheelhouse_for_its_kind_and_pins_this_torch():
     assert "+" not in vision_pin
 
 
+def test_usb_names_a_macs_wheelhouse_for_its_macos_release(monkeypatch):
+    """pip takes a Mac's wheels for its own macOS release, which older releases refuse: the name says which."""
+    import usb
+
+    monkeypatch.setattr(usb.platform, "system", lambda: "Darwin")
+    monkeypatch.setattr(usb.platform, "machine", lambda: "arm64")
+    monkeypatch.setattr(usb.platform, "mac_ver", lambda: ("14.5", ("", "", ""), "arm64"))
+    assert usb.kind() == f"darwin-arm64-{sys.version_info[0]}.{sys.version_info[1]}-macos14"
+
+
 def test_usb_refuses_a_stick_that_is_not_a_folder_or_a_clone_without_the_tag(tmp_path, monkeypatch, capsys):
     import pytest
     import usb

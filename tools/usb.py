@@ -32,8 +32,11 @@ CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 def kind() -> str:
-    """This machine's kind of laptop, as a wheelhouse is named: "darwin-arm64-3.12", "windows-amd64-3.13"."""
-    return f"{platform.system().lower()}-{platform.machine().lower()}-{sys.version_info[0]}.{sys.version_info[1]}"
+    """This machine's kind of laptop, as a wheelhouse is named: "windows-amd64-3.13", "darwin-arm64-3.12-macos14".
+
+    A Mac's name ends with its macOS release: pip takes the wheels built for it, which older releases refuse."""
+    name = f"{platform.system().lower()}-{platform.machine().lower()}-{sys.version_info[0]}.{sys.version_info[1]}"
+    return name + (f"-macos{platform.mac_ver()[0].split('.')[0]}" if platform.system() == "Darwin" else "")
 
 
 def pins() -> list[str]:
