@@ -90,3 +90,28 @@ def test_scikit_learn_is_found_without_being_imported_and_a_missing_one_fails(mo
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a))
     report = check_environment(verbose=False)
     assert not report.ok and ("FAIL", "scikit-learn") in [line[:2] for line in report.lines]
+
+
+def test_a_broken_torchvision_is_an_optional_fail_line(monkeypatch):
+    """A torchvision built for another torch raises RuntimeError on import: the check says so, and is still ok."""
+    import importlib
+
+    real = importlib.import_module
+
+    def broken(name, *args):
+        if name == "torchvision":
+            raise RuntimeError("operator torchvision::nms does not exist")
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    report = check_environment(verbose=False)
+    line = next(line for line in report.lines if line[1] == "torchvision")
+    assert line[0] == "FAIL" and "RuntimeError" in line[2] and "notebook 09" in line[2]
+    assert report.ok
+
+
+def test_torchvision_is_ok_where_it_imports():
+    import pytest
+
+    torchvision = pytest.importorskip("torchvision")
+    assert ("OK", "torchvision", torchvision.__version__) in check_environment(verbose=False).lines

@@ -15,6 +15,7 @@ TORCH_TESTED = ("2.3", "2.15")
 OUTPUTS_MADE_WITH = "torch 2.14.1 (a CUDA build, run on the CPU), Python 3.11"  # what `make notebooks` ran
 IMPORT_NAMES = {"memory-profiler": "memory_profiler", "scikit-learn": "sklearn"}   # where they differ
 NOT_IMPORTED = {"sklearn", "setuptools"}  # found, not imported: clonelab reads only the digits file
+OPTIONAL = ("torchvision", "graphviz dot")  # a FAIL here costs one comparison (notebook 09) or the nicer graphs
 
 
 def requirements() -> list[tuple[str, str, str]]:
@@ -71,13 +72,14 @@ def show_versions(written_for: str | None = None) -> None:
 
 @dataclass
 class EnvReport:
-    """The lines of the check, each ``(status, what, detail)``; ``ok``, and truthy, when nothing but dot failed."""
+    """The lines of the check, each ``(status, what, detail)``; ``ok``, and truthy, when nothing but an optional
+    part (:data:`OPTIONAL`) failed."""
 
     lines: list[tuple[str, str, str]]
 
     @property
     def ok(self) -> bool:
-        return all(status != "FAIL" for status, what, _ in self.lines if what != "graphviz dot")
+        return all(status != "FAIL" for status, what, _ in self.lines if what not in OPTIONAL)
 
     def __bool__(self) -> bool:
         return self.ok
@@ -87,8 +89,8 @@ class EnvReport:
 
 
 def check_environment(verbose: bool = True) -> EnvReport:
-    """Check Python, torch (and its devices), each package (imported; :data:`NOT_IMPORTED` only found) and Graphviz's
-    ``dot`` (optional), a line each, ``[OK  ]`` or ``[FAIL]`` with an install hint; printed if ``verbose``. Notebook 00.
+    """Check Python, torch (and its devices), each package (imported; :data:`NOT_IMPORTED` only found), and the
+    optional torchvision and Graphviz's ``dot``, a line each, ``[OK  ]`` or ``[FAIL]`` with an install hint; printed if ``verbose``. Notebook 00.
 
     >>> check_environment(verbose=False).ok
     True
@@ -116,6 +118,11 @@ def check_environment(verbose: bool = True) -> EnvReport:
             devices += ["mps"] if mod.backends.mps.is_available() else []
             detail += f", devices: {', '.join(devices)}"
         lines.append(("FAIL" if too_old else "OK", dist, detail))
+    try:                     # a torchvision built for another torch raises RuntimeError (operator ... does not exist)
+        lines.append(("OK", "torchvision", importlib.import_module("torchvision").__version__))
+    except Exception as err:
+        lines.append(("FAIL", "torchvision", f"not importable ({type(err).__name__}); notebook 09 skips its comparison "
+                      "with it. Install the torchvision that goes with your torch, from the index your torch came from"))
     lines.append(("OK", "graphviz dot", "found: graphs render with torchviz") if dot_available() else
                  ("FAIL", "graphviz dot", f"not on PATH; graphs fall back to matplotlib. {install_hint()}"))
     report = EnvReport(lines)
