@@ -122,12 +122,14 @@ def test_the_slide_the_shared_document_and_the_printouts_are_what_the_tool_makes
     assert workshop.SLIDE.read_text() == workshop.first_slide(workshop.qr_svg(scalable=True))
     pytest.importorskip("markdown_it")
     pages = workshop.printouts()
-    assert sorted(p.name for p in pages) == ["exit_ticket.html", "exit_ticket_half_day.html", "facilitator.html",
-                                             "helpers.html"]
+    assert sorted(p.name for p in pages) == ["exit_ticket.html", "exit_ticket_half_day.html",
+                                             "facilitator_full_day.html", "facilitator_half_day.html", "helpers.html"]
     for path, html in pages.items():
         assert path.read_text() == html, f"{path.name}: run `python tools/workshop.py`"
-    sheet = pages[workshop.PRINT / "facilitator.html"]
-    assert sheet.count("<table>") == 2 and "Minute card" in sheet, "the facilitator's sheet: the card and both run sheets"
+    for day, first in (("half_day", "0:00"), ("full_day", "9:00")):
+        sheet = pages[workshop.PRINT / f"facilitator_{day}.html"]
+        assert sheet.count("<table>") == 1 and "Minute card" in sheet, "a facilitator's sheet: its day's run sheet, the card"
+        assert f"<td>{first}</td>" in sheet
     helpers = pages[workshop.PRINT / "helpers.html"]
     assert "What to check first" in helpers and "--no-index" in helpers, "the helpers' sheet: the fixes, the stick"
     ticket = pages[workshop.PRINT / "exit_ticket.html"]

@@ -12,7 +12,7 @@
 - workshop/shared_document.md, the room's shared notes document, ready to paste: the links and both schedules,
   taken from the guide's run sheets;
 - workshop/print/, the pages to print, laid out for paper: each exit ticket with room to write, and the
-  facilitator's sheet (the minute card and both run sheets) and the helpers' sheet (what to check first, the USB
+  facilitator's sheet for each day (its run sheet and the minute card) and the helpers' sheet (what to check first, the USB
   stick) (only when markdown-it-py is installed);
 - the repository's address in README.md and the kit's pages (workshop/*.md): the one in pyproject.toml, so that a
   fork's `make stamp` points every link there.
@@ -287,8 +287,8 @@ def shared_document() -> str:
     titles = {p.name[:2]: nbcommon.title_of(nbcommon.read(p)) for p in nbcommon.notebook_paths()}
     links = [f"- {what}: {url}" for what, url in student_links()]
     return "\n".join([
-        "<!-- Made by tools/workshop.py from the guide's run sheets: paste it into a new HackMD, Etherpad or Google",
-        "     document, fill in the first two lines, delete the day you do not teach, and share its link. -->",
+        "<!-- Made by tools/workshop.py from the guide's run sheets: paste it into a new HackMD or Google",
+        "     document (Paste from Markdown), fill in the first two lines, delete the day you do not teach, and share its link. -->",
         "# Clone or alias? (date, room)",
         "",
         "Wi-Fi: (name) / (password)",
@@ -376,9 +376,11 @@ def printouts() -> dict[Path, str] | None:
     pages = {PRINT / ticket.with_suffix(".html").name: _html(ticket.stem.replace("_", " "),
                                                              _markdown_to_html(ticket.read_text()))
              for ticket in (EXIT, EXIT_HALF)}
-    sheet = "\n\n".join([_section(guide, "### Minute card"), _section(guide, "## Half day (3 hours): the residual question, answered"),
-                         _section(guide, "## Full day (9:00–17:00)")])
-    pages[PRINT / "facilitator.html"] = _html("Facilitator's sheet", _markdown_to_html(sheet))
+    for name, day in (("half_day", "## Half day (3 hours): the residual question, answered"),
+                      ("full_day", "## Full day (9:00–17:00)")):
+        sheet = "\n\n".join([_section(guide, day), _section(guide, "### Minute card")])
+        pages[PRINT / f"facilitator_{name}.html"] = _html(f"Facilitator's sheet, {name.replace('_', ' ')}",
+                                                          _markdown_to_html(sheet))
     fixes = "\n\n".join([_section(guide, "## What to check first"), _section(guide, "## No network")])
     pages[PRINT / "helpers.html"] = _html("Helpers' sheet", _markdown_to_html(fixes))
     return pages
