@@ -320,7 +320,7 @@ def shared_document() -> str:
 STYLE = """<style>
 body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; max-width: 48em; margin: 2em auto; line-height: 1.4; }
 code, pre { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.92em; }
-pre { background: #f4f4f4; padding: 0.5em 0.8em; }
+pre { background: #f4f4f4; padding: 0.5em 0.8em; white-space: pre-wrap; }
 table { border-collapse: collapse; } th, td { border: 1px solid #999; padding: 0.2em 0.5em; text-align: left; }
 .answer { height: 10em; background: repeating-linear-gradient(transparent 0 1.9em, #ccc 1.9em 2em); }
 @page { size: A4; margin: 15mm; }

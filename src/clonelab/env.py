@@ -122,7 +122,8 @@ def check_environment(verbose: bool = True) -> EnvReport:
         lines.append(("OK", "torchvision", importlib.import_module("torchvision").__version__))
     except Exception as err:
         lines.append(("FAIL", "torchvision", f"not importable ({type(err).__name__}); notebook 09 skips its comparison "
-                      "with it. Install the torchvision that goes with your torch, from the index your torch came from"))
+                      "with it. Reinstall both from one index: pip install --force-reinstall torch torchvision, with the "
+                      "--index-url torch came from"))
     lines.append(("OK", "graphviz dot", "found: graphs render with torchviz") if dot_available() else
                  ("FAIL", "graphviz dot", f"not on PATH; graphs fall back to matplotlib. {install_hint()}"))
     report = EnvReport(lines)
