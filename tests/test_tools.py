@@ -290,7 +290,7 @@ def test_usb_refuses_a_stick_that_is_not_a_folder_or_a_clone_without_the_tag(tmp
         return real(name)
 
     monkeypatch.setattr(usb.importlib.metadata, "version", without_torchvision)
-    monkeypatch.setattr(usb.subprocess, "run", lambda *a, **k: type("Done", (), {"returncode": 0})())  # the tag is there
+    monkeypatch.setattr(usb.subprocess, "run", lambda *a, **k: usb.subprocess.CompletedProcess(a, 0))  # the tag is there
     with pytest.raises(SystemExit):
         usb.main([str(tmp_path)])
     err = capsys.readouterr().err

@@ -128,7 +128,7 @@ def test_the_slide_the_shared_document_and_the_printouts_are_what_the_tool_makes
         assert path.read_text() == html, f"{path.name}: run `python tools/workshop.py`"
     for day, first in (("half_day", "0:00"), ("full_day", "9:00")):
         sheet = pages[workshop.PRINT / f"facilitator_{day}.html"]
-        assert sheet.count("<table>") == 1 and "Minute card" in sheet, "a facilitator's sheet: its day's run sheet, the card"
+        assert sheet.count("<table>") == 1 and "Minute card" in sheet, "a facilitator's sheet: its run sheet, the card"
         assert f"<td>{first}</td>" in sheet
     helpers = pages[workshop.PRINT / "helpers.html"]
     assert "What to check first" in helpers and "--no-index" in helpers, "the helpers' sheet: the fixes, the stick"
@@ -425,8 +425,8 @@ def test_the_core_path_minutes_quoted_in_the_guide_are_the_notes_own():
 
 def test_every_anchor_into_the_kit_names_a_heading():
     pages = [GUIDE, TIMINGS, ROOT / "workshop" / "SETUP.md", workshop.ANSWERS, *sorted(workshop.NOTES.glob("*.md"))]
-    anchors = {page: {workshop.nbcommon.heading_slug(line) for line in page.read_text().splitlines() if line.startswith("#")}
-               for page in pages}
+    anchors = {page: {workshop.nbcommon.heading_slug(line)
+                      for line in page.read_text().splitlines() if line.startswith("#")} for page in pages}
     broken = []
     for page in pages:
         for target, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", page.read_text()):

@@ -12,8 +12,8 @@
 - workshop/shared_document.md, the room's shared notes document, ready to paste: the links and both schedules,
   taken from the guide's run sheets;
 - workshop/print/, the pages to print, laid out for paper: each exit ticket with room to write, and the
-  facilitator's sheet for each day (its run sheet and the minute card) and the helpers' sheet (what to check first, the USB
-  stick) (only when markdown-it-py is installed);
+  facilitator's sheet for each day (its run sheet and the minute card) and the helpers' sheet (what to check
+  first, the USB stick) (only when markdown-it-py is installed);
 - the repository's address in README.md and the kit's pages (workshop/*.md): the one in pyproject.toml, so that a
   fork's `make stamp` points every link there.
 
@@ -287,8 +287,8 @@ def shared_document() -> str:
     titles = {p.name[:2]: nbcommon.title_of(nbcommon.read(p)) for p in nbcommon.notebook_paths()}
     links = [f"- {what}: {url}" for what, url in student_links()]
     return "\n".join([
-        "<!-- Made by tools/workshop.py from the guide's run sheets: paste it into a new HackMD or Google",
-        "     document (Paste from Markdown), fill in the first two lines, delete the day you do not teach, and share its link. -->",
+        "<!-- Made by tools/workshop.py from the guide's run sheets: paste it into a new HackMD, or a Google document",
+        "     with Paste from Markdown; fill in the first two lines, delete the day you do not teach, share its link. -->",
         "# Clone or alias? (date, room)",
         "",
         "Wi-Fi: (name) / (password)",

@@ -90,7 +90,8 @@ class EnvReport:
 
 def check_environment(verbose: bool = True) -> EnvReport:
     """Check Python, torch (and its devices), each package (imported; :data:`NOT_IMPORTED` only found), and the
-    optional torchvision and Graphviz's ``dot``, a line each, ``[OK  ]`` or ``[FAIL]`` with an install hint; printed if ``verbose``. Notebook 00.
+    optional torchvision and Graphviz's ``dot``, a line each, ``[OK  ]`` or ``[FAIL]`` with an install hint;
+    printed if ``verbose``. Notebook 00.
 
     >>> check_environment(verbose=False).ok
     True
@@ -121,9 +122,9 @@ def check_environment(verbose: bool = True) -> EnvReport:
     try:                     # a torchvision built for another torch raises RuntimeError (operator ... does not exist)
         lines.append(("OK", "torchvision", importlib.import_module("torchvision").__version__))
     except Exception as err:
-        lines.append(("FAIL", "torchvision", f"not importable ({type(err).__name__}); notebook 09 skips its comparison "
-                      "with it. Reinstall both from one index: pip install --force-reinstall torch torchvision, with the "
-                      "--index-url torch came from"))
+        lines.append(("FAIL", "torchvision", f"not importable ({type(err).__name__}); notebook 09 skips its "
+                      "comparison with it. Reinstall both from one index: pip install --force-reinstall torch "
+                      "torchvision, with the --index-url torch came from"))
     lines.append(("OK", "graphviz dot", "found: graphs render with torchviz") if dot_available() else
                  ("FAIL", "graphviz dot", f"not on PATH; graphs fall back to matplotlib. {install_hint()}"))
     report = EnvReport(lines)
